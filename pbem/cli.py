@@ -1,0 +1,78 @@
+"""The ``pbem`` command: one subcommand per operator task (SPEC section 5)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from pbem.rules.gnubg_ids import legal_position_ids
+
+EXIT_BAD_INPUT = 2
+
+RULES_LEGAL_HELP = """\
+Read lines "POSITION_ID D1 D2" on standard input and write, for each, one line: the GNU Backgammon
+Position IDs of all distinct positions the player on roll can reach with that roll, sorted in byte
+order and separated by single spaces, or an empty line when no move is possible. Positions are
+encoded as gnubg.positionid() encodes them with the mover on roll, before and after the move (the
+turn is not passed). Output is flushed after every line, so the command can be used as a
+co-process. Blank input lines are skipped. A malformed line stops the command: the answers to the
+lines before it have been written, a message naming the line number goes to standard error, and
+the exit status is 2 (an empty answer would wrongly mean "no legal move")."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``pbem`` command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help(sys.stderr)
+        return EXIT_BAD_INPUT
+    return args.run(args)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pbem", description="Play-by-email backgammon.")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    rules = commands.add_parser("rules", help="query the rules core")
+    rules_commands = rules.add_subparsers(title="rules commands", metavar="COMMAND", required=True)
+    legal = rules_commands.add_parser(
+        "legal",
+        help="list the legal resulting positions for Position IDs and rolls read on stdin",
+        description=RULES_LEGAL_HELP,
+    )
+    legal.set_defaults(run=lambda args: rules_legal(sys.stdin, sys.stdout, sys.stderr))
+    return parser
+
+
+def rules_legal(lines: TextIO, out: TextIO, err: TextIO) -> int:
+    """Answer ``POSITION_ID D1 D2`` lines, one output line each; see :data:`RULES_LEGAL_HELP`."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            pid, dice = parse_legal_query(line)
+            answer = " ".join(legal_position_ids(pid, dice))
+        except ValueError as error:
+            out.flush()
+            print(f"pbem rules legal: line {number}: {error}", file=err)
+            return EXIT_BAD_INPUT
+        out.write(answer + "\n")
+        out.flush()
+    return 0
+
+
+def parse_legal_query(line: str) -> tuple[str, tuple[int, int]]:
+    """``"POSITION_ID D1 D2"`` as ``(pid, (d1, d2))``; ``ValueError`` saying what is wrong."""
+    fields = line.split()
+    if len(fields) != 3:
+        raise ValueError(f"expected 'POSITION_ID D1 D2', got {line.strip()!r}")
+    pid, *dice = fields
+    if not all(die in "123456" and len(die) == 1 for die in dice):
+        raise ValueError(f"dice must be two numbers from 1 to 6, got {' '.join(dice)!r}")
+    return pid, (int(dice[0]), int(dice[1]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
