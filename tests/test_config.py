@@ -1,0 +1,166 @@
+"""The config file of SPEC §5: defaults, the contract keys, and a clear error for every wrong key."""
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from pbem.config import EMBEDDED_DEFAULT, ConfigError, Secret, load_config, parse_duration
+
+FULL = """
+[service]
+address = "backgammon@example.org"
+name = "Backgammon by Mail"
+language = "de"
+data_dir = "./pbem-data"
+
+[database]
+url = "sqlite:///pbem-data/pbem.db"
+
+[imap]
+host = "imap.example.org"
+port = 993
+security = "ssl"
+username = "backgammon@example.org"
+password = "hunter2"
+mailbox = "INBOX"
+poll_interval = 60
+idle = true
+
+[smtp]
+host = "smtp.example.org"
+port = 587
+security = "starttls"
+username = "backgammon@example.org"
+password_env = "PBEM_TEST_SMTP_PASSWORD"
+
+[game]
+cube_cap = 32
+move_clock = "2d"
+time_bank = "10d"
+vacation_days_per_year = 20
+
+[limits]
+max_mail_bytes = 500000
+invitations_per_day = 5
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "pbem.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_embedded_default_uses_local_maildirs_under_data_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = load_config(None)
+    assert config.source == EMBEDDED_DEFAULT
+    assert config.data_dir == tmp_path / "pbem-data"
+    assert config.inbox_dir == tmp_path / "pbem-data" / "inbox"
+    assert config.outbox_dir == tmp_path / "pbem-data" / "outbox"
+    assert config.database.url == f"sqlite:///{tmp_path}/pbem-data/pbem.db"
+    assert config.imap is None and config.smtp is None
+    assert config.service.address == "backgammon@localhost"
+    assert config.game.cube_cap == 64
+    assert config.game.move_clock == timedelta(days=3)
+    assert config.game.time_bank == timedelta(days=14)
+    assert config.game.vacation_days_per_year == 30
+
+
+def test_full_contract_file_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("PBEM_TEST_SMTP_PASSWORD", "s3cret")
+    config = load_config(write(tmp_path, FULL))
+    assert config.service.language == "de"
+    assert config.imap is not None and config.imap.port == 993 and config.imap.idle is True
+    assert config.imap.password.reveal() == "hunter2"
+    assert config.imap.poll_interval == 60.0
+    assert config.smtp is not None and config.smtp.password == Secret("s3cret")
+    assert config.game.cube_cap == 32 and config.game.time_bank == timedelta(days=10)
+    assert config.limits.max_mail_bytes == 500000
+    assert config.poll_interval == 60.0
+
+
+def test_passwords_never_show_in_repr(tmp_path, monkeypatch):
+    monkeypatch.setenv("PBEM_TEST_SMTP_PASSWORD", "s3cret")
+    text = repr(load_config(write(tmp_path, FULL)))
+    assert "hunter2" not in text and "s3cret" not in text
+
+
+def test_password_from_file(tmp_path):
+    (tmp_path / "secret").write_text("from-file\n")
+    config = load_config(write(tmp_path, f"""
+[smtp]
+host = "localhost"
+username = "u"
+password_file = "{tmp_path / 'secret'}"
+"""))
+    assert config.smtp.password.reveal() == "from-file"
+    assert config.smtp.port == 587
+
+
+def test_leaving_out_imap_and_smtp_keeps_the_local_folders(tmp_path):
+    config = load_config(write(tmp_path, '[service]\naddress = "bg@example.org"\n'))
+    assert config.imap is None and config.smtp is None
+    assert config.service.address == "bg@example.org"
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        ("[servce]\n", "[servce]", "unknown table"),
+        ("[service]\nadress = 'a@b.org'\n", "[service] adress", "unknown key"),
+        ("[service]\naddress = 'not an address'\n", "[service] address", "mail address"),
+        ("[service]\naddress = 7\n", "[service] address", "must be a string"),
+        ("[service]\nlanguage = 'fr'\n", "[service] language", "de or en"),
+        ("[service]\nname = ''\n", "[service] name", "non-empty"),
+        ("[database]\nurl = 'no url'\n", "[database] url", "SQLAlchemy"),
+        ("[imap]\nport = 993\nusername = 'u'\npassword = 'p'\n", "[imap] host", "missing"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\n", "[imap] password", "missing"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\npassword = 'p'\nport = 70000\n", "[imap] port", "1 to 65535"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\npassword = 'p'\nport = '993'\n", "[imap] port", "an integer"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\npassword = 'p'\nsecurity = 'tls'\n", "[imap] security",
+         "ssl | starttls | none"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\npassword = 'p'\nidle = 'yes'\n", "[imap] idle", "true or false"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\npassword = 'p'\npoll_interval = 0\n", "[imap] poll_interval",
+         "seconds"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\npassword = 'p'\npassword_env = 'X'\n", "[imap] password_env",
+         "only one"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\npassword_env = 'PBEM_SURELY_UNSET_VARIABLE'\n",
+         "[imap] password_env", "not set"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\npassword_file = '/nonexistent/pw'\n", "[imap] password_file",
+         "cannot read"),
+        ("[smtp]\nhost = 'h'\nusername = 'u'\n", "[smtp] password", "missing"),
+        ("[smtp]\nhost = 'h'\npassword = 'p'\n", "[smtp] username", "missing"),
+        ("[smtp]\nhost = 'bad host!'\n", "[smtp] host", "host name"),
+        ("[game]\ncube_cap = 48\n", "[game] cube_cap", "power of two"),
+        ("[game]\nmove_clock = '3 days'\n", "[game] move_clock", "duration"),
+        ("[game]\ntime_bank = '0d'\n", "[game] time_bank", "longer than zero"),
+        ("[game]\nvacation_days_per_year = -1\n", "[game] vacation_days_per_year", "0 to 366"),
+        ("[limits]\nmax_mail_bytes = true\n", "[limits] max_mail_bytes", "an integer"),
+        ("[limits]\ninvitations_per_day = -3\n", "[limits] invitations_per_day", "0 or more"),
+        ("service = 3\n", "service", "must be a table"),
+    ],
+)
+def test_every_wrong_key_names_file_and_key(tmp_path, text, key, words):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: {key}"), message
+    assert words in message, message
+
+
+def test_unreadable_and_invalid_files(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.toml")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(write(tmp_path, "[service\n"))
+
+
+def test_parse_duration():
+    assert parse_duration("3d") == timedelta(days=3)
+    assert parse_duration("12h") == timedelta(hours=12)
+    assert parse_duration("90m") == timedelta(minutes=90)
+    with pytest.raises(ValueError):
+        parse_duration("3w")
