@@ -1,0 +1,150 @@
+"""The one Jinja2 environment for every text a player reads, in German and English.
+
+All wording lives in ``templates/<language>/``; Python passes facts, never sentences, so that a
+text missing in one language is an error instead of a silently English mail.  Plain-text
+templates (``.txt``) are not escaped; HTML templates are, so nothing a player wrote (a name, a
+personal note) can inject markup.
+
+Templates see ``language`` in their context (set by :func:`render`); the filters that need a
+language or a player's numbering read it from there:
+
+* ``duration``: a :class:`~datetime.timedelta` as "2 days 3 hours" / "2 Tage 3 Stunden";
+* ``dice``: ``(5, 2)`` as "5-2";
+* ``point``: a point in the mover's own numbering (25 = bar, 0 = off) as the player writes it,
+  using ``numbering`` and ``colour`` from the context.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from pbem.rules.notation import BAR, OFF, Colour, Numbering, point_label
+
+LANGUAGES = ("de", "en")
+
+
+def _template_dir() -> Path:
+    """``templates/`` inside the installed package if packaged there, else beside the package."""
+    package = Path(__file__).resolve().parent.parent
+    inside = package / "templates"
+    return inside if inside.is_dir() else package.parent / "templates"
+
+
+TEMPLATE_DIR = _template_dir()
+REASONS_TEMPLATE = "reasons.txt"
+
+_UNITS = {
+    "en": {"day": ("day", "days"), "hour": ("hour", "hours"), "minute": ("minute", "minutes")},
+    "de": {"day": ("Tag", "Tage"), "hour": ("Stunde", "Stunden"), "minute": ("Minute", "Minuten")},
+}
+_LESS_THAN_A_MINUTE = {"en": "less than a minute", "de": "weniger als eine Minute"}
+
+
+def _language_of(context: jinja2.runtime.Context) -> str:
+    """The language a template is rendered in; an error when :func:`render` did not set it."""
+    language = context.get("language")
+    if language not in LANGUAGES:
+        raise ValueError(f"template rendered without a language (got {language!r})")
+    return language
+
+
+def format_duration(duration: timedelta, language: str) -> str:
+    """The largest whole unit and the next one: "2 days 3 hours", "1 Tag", "5 minutes".
+
+    Reminders and clocks need a rough feel for the time left, not a stopwatch.
+    """
+    minutes = max(0, int(duration.total_seconds()) // 60)
+    amounts = [("day", minutes // 1440), ("hour", minutes // 60 % 24), ("minute", minutes % 60)]
+    largest = next((i for i, (_, amount) in enumerate(amounts) if amount), None)
+    if largest is None:
+        return _LESS_THAN_A_MINUTE[language]
+    words = _UNITS[language]
+    shown = [(unit, n) for unit, n in amounts[largest : largest + 2] if n]
+    return " ".join(f"{n} {words[unit][n != 1]}" for unit, n in shown)
+
+
+def format_dice(dice: tuple[int, int]) -> str:
+    """Dice as players write them: "5-2"."""
+    return f"{dice[0]}-{dice[1]}"
+
+
+def format_point(point: int, numbering: Numbering, colour: Colour) -> str:
+    """A mover's own point (bar and off included) as a player of ``colour`` calls it."""
+    if point == BAR:
+        return "bar"
+    if point == OFF:
+        return "off"
+    return str(point_label(point, numbering, colour))
+
+
+@jinja2.pass_context
+def _duration_filter(context: jinja2.runtime.Context, duration: timedelta) -> str:
+    return format_duration(duration, _language_of(context))
+
+
+@jinja2.pass_context
+def _point_filter(context: jinja2.runtime.Context, point: int) -> str:
+    return format_point(point, Numbering(context["numbering"]), Colour(context["colour"]))
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The shared environment: strict about missing variables, escaping only HTML."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "htm")),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters.update(duration=_duration_filter, dice=format_dice, point=_point_filter)
+    return env
+
+
+def _check_language(language: str) -> None:
+    if language not in LANGUAGES:
+        raise ValueError(f"no texts in language {language!r}; there are {', '.join(LANGUAGES)}")
+
+
+def render(name: str, language: str, **context: Any) -> str:
+    """``templates/<language>/<name>`` rendered with ``context``; an error if it does not exist."""
+    _check_language(language)
+    template = environment().get_template(f"{language}/{name}")
+    return template.render(language=language, **context)
+
+
+def explain(
+    code: str, details: dict[str, Any], language: str, numbering: Numbering, colour: Colour
+) -> str:
+    """The reason for an error ``code`` worded for a player, points in their numbering.
+
+    Each code is a macro of ``templates/<language>/reasons.txt`` taking the error's details as
+    one argument; points in the details are in the mover's own numbering.  A code without a
+    macro gets the generic ``unknown`` sentence naming the code, never an English fallback.
+    """
+    _check_language(language)
+    template = environment().get_template(f"{language}/{REASONS_TEMPLATE}")
+    reasons = template.make_module(
+        {"language": language, "numbering": numbering.value, "colour": colour.value}
+    )
+    macro = getattr(reasons, code, None) if code.isidentifier() else None
+    if not isinstance(macro, jinja2.runtime.Macro):
+        return str(reasons.unknown(code)).strip()
+    return str(macro(details)).strip()
+
+
+def reason_codes(language: str) -> frozenset[str]:
+    """The codes worded in ``language`` (for tests and for a check at start-up)."""
+    _check_language(language)
+    template = environment().get_template(f"{language}/{REASONS_TEMPLATE}")
+    module = template.make_module({"language": language, "numbering": "own", "colour": "white"})
+    return frozenset(
+        name for name in dir(module)
+        if isinstance(getattr(module, name), jinja2.runtime.Macro) and name != "unknown"
+    )
