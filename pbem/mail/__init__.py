@@ -1,0 +1,1 @@
+"""Mail in and out: reading players' mails, composing the service's, sources and sinks."""
