@@ -57,13 +57,10 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+from pbem.rules.moves import BAR_POINT as BAR
+from pbem.rules.moves import OFF, Play, Step
 from pbem.rules.position import Position
 
-Step = tuple[int, int]
-Play = tuple[Step, ...]
-
-BAR = 25
-OFF = 0
 MAX_STEPS = 4
 
 KEYWORDS = ("move", "my move", "m", "play", "i play", "zug", "mein zug", "ziehe", "ich ziehe")

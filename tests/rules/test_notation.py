@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
+from pbem.rules.gnubg_ids import position_from_id, position_id
+from pbem.rules.moves import Play, check_play, legal_plays
 from pbem.rules.notation import (
     Colour,
     NotationError,
@@ -369,3 +373,65 @@ def _joined_like_gnubg(play):
         ((13, 7), (13, 7), (8, 2), (8, 2)): play,
         ((24, 21), (24, 21), (21, 18), (13, 10)): ((24, 18), (24, 21), (13, 10)),
     }[play]
+
+
+# --- against GNU Backgammon ----------------------------------------------------------------
+
+GNUBG_CASES = Path(__file__).parent.parent / "data" / "notation_gnubg.txt"
+
+
+def _gnubg_cases() -> list[tuple[str, Play, str]]:
+    cases = []
+    for line in GNUBG_CASES.read_text().splitlines():
+        pid, steps, spelled = line.split("\t")
+        play = tuple(tuple(map(int, step.split(":"))) for step in steps.split())
+        cases.append((pid, play, spelled))
+    return cases
+
+
+def test_format_play_spells_as_gnubg():
+    cases = _gnubg_cases()
+    assert len(cases) > 1000
+    mismatches = [
+        (pid, play, spelled, format_play(position_from_id(pid), play))
+        for pid, play, spelled in cases
+        if format_play(position_from_id(pid), play) != spelled
+    ]
+    assert mismatches == []
+
+
+def test_gnubg_sample_covers_every_feature():
+    spelled = " ".join(case[2] for case in _gnubg_cases())
+    for feature in ("bar/", "/off", "*/", "*(", ")", "(4)"):
+        assert feature in spelled
+
+
+# --- round trip through the move checker ---------------------------------------------------
+
+
+@st.composite
+def positions_and_plays(draw):
+    """A position reached by random play from the start, a roll and one of its legal plays."""
+    position = Position.start()
+    for _ in range(draw(st.integers(0, 60))):
+        dice = (draw(st.integers(1, 6)), draw(st.integers(1, 6)))
+        plays = legal_plays(position, dice)
+        if plays:
+            position = draw(st.sampled_from(sorted(plays, key=position_id)))
+        if position.mover_off == 15:
+            break
+        position = position.swap()
+    dice = (draw(st.integers(1, 6)), draw(st.integers(1, 6)))
+    plays = legal_plays(position, dice)
+    assume(plays)
+    reached = draw(st.sampled_from(sorted(plays, key=position_id)))
+    return position, dice, reached, plays[reached]
+
+
+@settings(max_examples=150, deadline=None)
+@given(positions_and_plays(), st.sampled_from(list(Numbering)), st.sampled_from(list(Colour)))
+def test_formatted_plays_read_back_to_the_same_position(case, numbering, colour):
+    position, dice, reached, play = case
+    written = format_play(position, play, numbering, colour)
+    assert looks_like_play(written)
+    assert check_play(position, dice, parse_play(written, numbering, colour)) == reached
