@@ -1,0 +1,1 @@
+"""The daemon: the mail pipeline's stages and the scheduler that runs them."""

@@ -1,0 +1,236 @@
+"""The mail pipeline, in stages that each do one thing and can be repeated safely (Mailman runners).
+
+Inbox: a source message → its Message-ID → already processed? mark done at the source and stop →
+else, in one transaction, the InboundMail row and whatever the handler changes (state and
+OutboundMail rows) → commit → mark done. A handler that raises leaves no trace but a `failed`
+InboundMail row, and the message is shunted (mark_failed) so the next one can go on.
+
+Outbox: unsent OutboundMail rows whose time has come → sink → `sent_at`. A failed send is retried
+with growing back-off under the same Message-ID. A crash between sending and recording means the
+mail is sent again: at least once, and the Maildir sink makes that exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.parser import BytesHeaderParser
+from email.policy import default as default_policy
+from email.utils import getaddresses, make_msgid, parseaddr
+from enum import Enum
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from pbem.mail.sinks import OutboundSink
+from pbem.mail.sources import InboundSource, SourceMessage, message_id_of
+from pbem.store.db import session_scope, utc_now
+from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Session, bytes, InboundMail], None]
+"""The application: applies one mail within the open transaction `session`.
+
+It may set `inbound.state = InboundState.IGNORED` and `inbound.reason`; it queues answers with
+`queue_mail(session, message)`. Raising rolls everything back and shunts the mail.
+"""
+
+MAX_ERROR_LENGTH = 500
+RETRY_FIRST = timedelta(seconds=30)
+RETRY_MAX = timedelta(hours=1)
+
+
+def retry_delay(attempts: int) -> timedelta:
+    """30 s after the first failure, doubling up to an hour: a mail server gets time to come back."""
+    return min(RETRY_FIRST * 2 ** max(attempts - 1, 0), RETRY_MAX)
+
+
+def queue_mail(session: Session, message: EmailMessage) -> OutboundMail:
+    """Store `message` for sending when `session` commits; the envelope comes from its headers.
+
+    The sender is the From address; recipients are To, Cc and Bcc (Bcc is removed from the mail).
+    A message without a Message-ID gets one, which it then keeps across all retries.
+    """
+    sender = parseaddr(str(message.get("From", "")))[1]
+    if not sender:
+        raise ValueError("a mail to send needs a From address")
+    recipients = [address for _, address in getaddresses(
+        [str(value) for header in ("To", "Cc", "Bcc") for value in message.get_all(header, [])]) if address]
+    if not recipients:
+        raise ValueError("a mail to send needs at least one recipient")
+    del message["Bcc"]
+    if message.get("Message-ID") is None:
+        message["Message-ID"] = make_msgid(domain=Address(addr_spec=sender).domain)
+    now = utc_now()
+    outbound = OutboundMail(message_id=" ".join(str(message["Message-ID"]).split()), sender=sender,
+                            recipients=recipients, raw=message.as_bytes(policy=default_policy),
+                            created_at=now, next_attempt_at=now)
+    session.add(outbound)
+    return outbound
+
+
+class Outcome(Enum):
+    APPLIED = "applied"
+    IGNORED = "ignored"
+    FAILED = "failed"
+    ALREADY_DONE = "already done"
+
+
+@dataclass(frozen=True)
+class InboxResult:
+    outcome: Outcome
+    message_id: str
+    reason: str = ""
+
+
+@dataclass
+class MailPipeline:
+    """The inbox and outbox stages over one database, one source and one sink."""
+
+    engine: Engine
+    source: InboundSource
+    sink: OutboundSink
+    handler: Handler
+    delay_after_failure: Callable[[int], timedelta] = retry_delay
+    clock: Callable[[], datetime] = utc_now
+    stopping: bool = field(default=False, init=False)
+
+    def stop(self) -> None:
+        """Finish the mail in hand, then take no more."""
+        self.stopping = True
+
+    async def read_inbox(self) -> list[InboxResult]:
+        """Process every waiting message, one transaction each."""
+        results = []
+        for message in await self.source.fetch():
+            if self.stopping:
+                break
+            results.append(await self.process(message))
+        return results
+
+    async def process(self, message: SourceMessage) -> InboxResult:
+        result = await asyncio.to_thread(self._apply, message.raw)
+        if result.outcome is Outcome.FAILED:
+            await self.source.mark_failed(message.key, result.reason)
+        else:
+            await self.source.mark_done(message.key)
+        if result.outcome is not Outcome.ALREADY_DONE:
+            log.info("inbox %s: %s%s", result.message_id, result.outcome.value,
+                     f" ({result.reason})" if result.reason else "")
+        return result
+
+    def _apply(self, raw: bytes) -> InboxResult:
+        """Runs in a worker thread, so a slow handler does not stall the event loop."""
+        message_id = message_id_of(raw)
+        with session_scope(self.engine) as session:
+            previous = self._find_inbound(session, message_id)
+            if previous is not None and previous.state != InboundState.FAILED:
+                return InboxResult(Outcome.ALREADY_DONE, message_id)
+        try:
+            with session_scope(self.engine) as session:
+                inbound = self._find_inbound(session, message_id) or self._new_inbound(raw, message_id)
+                inbound.state, inbound.reason = InboundState.APPLIED, ""
+                session.add(inbound)
+                session.flush()
+                self.handler(session, raw, inbound)
+                inbound.processed_at = self.clock()
+                session.add(inbound)
+            return InboxResult(Outcome(str(inbound.state)), message_id, inbound.reason)
+        except IntegrityError as exc:
+            if self._is_processed(message_id):  # another process applied the same mail meanwhile
+                return InboxResult(Outcome.ALREADY_DONE, message_id)
+            return self._record_failure(raw, message_id, exc)
+        except Exception as exc:
+            return self._record_failure(raw, message_id, exc)
+
+    def _record_failure(self, raw: bytes, message_id: str, error: Exception) -> InboxResult:
+        reason = _describe(error)
+        with session_scope(self.engine) as session:
+            inbound = self._find_inbound(session, message_id) or self._new_inbound(raw, message_id)
+            inbound.state, inbound.reason, inbound.processed_at = InboundState.FAILED, reason, self.clock()
+            session.add(inbound)
+        return InboxResult(Outcome.FAILED, message_id, reason)
+
+    def _new_inbound(self, raw: bytes, message_id: str) -> InboundMail:
+        sender, subject = _sender_and_subject(raw)
+        return InboundMail(message_id=message_id, sender=sender, subject=subject, raw=raw,
+                           received_at=self.clock())
+
+    def _is_processed(self, message_id: str) -> bool:
+        with session_scope(self.engine) as session:
+            inbound = self._find_inbound(session, message_id)
+            return inbound is not None and inbound.state != InboundState.FAILED
+
+    @staticmethod
+    def _find_inbound(session: Session, message_id: str) -> InboundMail | None:
+        return session.exec(select(InboundMail).where(InboundMail.message_id == message_id)).first()
+
+    async def flush_outbox(self) -> int:
+        """Send every due mail once; returns how many were sent."""
+        sent = 0
+        for outbound_id in await asyncio.to_thread(self._due_ids):
+            if self.stopping:
+                break
+            sent += await self._send_one(outbound_id)
+        return sent
+
+    def _due_ids(self) -> list[int]:
+        with session_scope(self.engine) as session:
+            query = (select(OutboundMail.id).where(col(OutboundMail.sent_at).is_(None))
+                     .where(OutboundMail.next_attempt_at <= self.clock()).order_by(col(OutboundMail.id)))
+            return [outbound_id for outbound_id in session.exec(query).all() if outbound_id is not None]
+
+    async def _send_one(self, outbound_id: int) -> int:
+        outbound = await asyncio.to_thread(self._load_outbound, outbound_id)
+        if outbound is None or outbound.sent_at is not None:
+            return 0
+        try:
+            await self.sink.send(outbound.raw, outbound.sender, list(outbound.recipients))
+        except Exception as exc:
+            delay = self.delay_after_failure(outbound.attempts + 1)
+            await asyncio.to_thread(self._record_send, outbound_id, error=_describe(exc), delay=delay)
+            log.warning("outbox %s to %s: not sent, attempt %d, retry in %ds (%s)", outbound.message_id,
+                        ", ".join(outbound.recipients), outbound.attempts + 1, delay.total_seconds(),
+                        _describe(exc))
+            return 0
+        await asyncio.to_thread(self._record_send, outbound_id)
+        log.info("outbox %s to %s: sent", outbound.message_id, ", ".join(outbound.recipients))
+        return 1
+
+    def _load_outbound(self, outbound_id: int) -> OutboundMail | None:
+        with session_scope(self.engine) as session:
+            return session.get(OutboundMail, outbound_id)
+
+    def _record_send(self, outbound_id: int, *, error: str = "", delay: timedelta = timedelta(0)) -> None:
+        with session_scope(self.engine) as session:
+            outbound = session.get(OutboundMail, outbound_id)
+            if outbound is None:
+                return
+            now = self.clock()
+            outbound.attempts += 1
+            outbound.last_error = error
+            if error:
+                outbound.next_attempt_at = now + delay
+            else:
+                outbound.sent_at = now
+            session.add(outbound)
+
+
+def _sender_and_subject(raw: bytes) -> tuple[str, str]:
+    try:
+        headers = BytesHeaderParser(policy=default_policy).parsebytes(raw)
+        return parseaddr(str(headers.get("From", "")))[1], " ".join(str(headers.get("Subject", "")).split())
+    except Exception:  # the mail is recorded even when its headers cannot be read
+        return "", ""
+
+
+def _describe(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    return " ".join(text.split())[:MAX_ERROR_LENGTH]

@@ -1,0 +1,57 @@
+"""Where outgoing mail goes: a small async interface and its local Maildir implementation.
+
+SMTP plugs in behind the same two methods. A sink may be asked to send a mail again after a crash,
+so the Maildir sink names each file after the Message-ID: a resend replaces, never duplicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Protocol
+
+from pbem.config import Config, ConfigError
+from pbem.mail.sources import ensure_maildir, message_id_of
+
+
+class OutboundSink(Protocol):
+    async def send(self, raw: bytes, sender: str, recipients: list[str]) -> None:
+        """Deliver `raw` or raise; returning means the mail is safely handed over."""
+
+    async def close(self) -> None: ...
+
+
+def open_outbound_sink(config: Config) -> OutboundSink:
+    """The sink the configuration asks for."""
+    if config.smtp is not None:
+        raise ConfigError(f"{config.source}: [smtp] is not supported by this version; "
+                          "leave it out to use the local outbox")
+    return MaildirSink(config.outbox_dir)
+
+
+def outbox_file_name(message_id: str) -> str:
+    return hashlib.sha256(message_id.encode("utf-8")).hexdigest()[:32] + ".pbem"
+
+
+class MaildirSink:
+    """Writes each mail to `DIR/new/<hash of Message-ID>`, through `DIR/tmp` so readers never see half a mail."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        ensure_maildir(path)
+
+    def __repr__(self) -> str:
+        return f"MaildirSink({str(self.path)!r})"
+
+    async def send(self, raw: bytes, sender: str, recipients: list[str]) -> None:
+        name = outbox_file_name(message_id_of(raw))
+        temporary = self.path / "tmp" / name
+        with open(temporary, "wb") as file:
+            file.write(raw)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, self.path / "new" / name)
+
+    async def close(self) -> None:
+        return None

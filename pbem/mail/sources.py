@@ -1,0 +1,136 @@
+"""Where incoming mail comes from: a small async interface and its local Maildir implementation.
+
+The daemon only ever talks to `InboundSource`; IMAP plugs in behind the same five methods. A
+message is marked done only after the transaction that applied it has committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import time
+from dataclasses import dataclass
+from email.parser import BytesHeaderParser
+from email.policy import default as default_policy
+from pathlib import Path
+from typing import Protocol
+
+from pbem.config import Config, ConfigError
+
+log = logging.getLogger(__name__)
+
+DONE_FOLDER = ".pbem.done"
+FAILED_FOLDER = ".pbem.failed"
+MAILDIR_POLL_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class SourceMessage:
+    """One message as the source holds it: `key` is what mark_done/mark_failed need back."""
+
+    key: str
+    raw: bytes
+
+
+class InboundSource(Protocol):
+    async def fetch(self) -> list[SourceMessage]:
+        """Messages not yet marked done or failed, oldest first."""
+
+    async def mark_done(self, key: str) -> None:
+        """Take the message out of the inbox for good; harmless when already done."""
+
+    async def mark_failed(self, key: str, reason: str) -> None:
+        """Put the message aside where an operator can look at it and re-queue it."""
+
+    async def wait_for_mail(self, timeout: float) -> None:
+        """Return when mail may have arrived, or after `timeout` seconds at the latest."""
+
+    async def close(self) -> None: ...
+
+
+def message_id_of(raw: bytes) -> str:
+    """The mail's Message-ID, or one made from a hash of its bytes, so a re-read mail gets the same id."""
+    try:
+        header = BytesHeaderParser(policy=default_policy).parsebytes(raw).get("Message-ID")
+        message_id = " ".join(str(header).split()) if header is not None else ""
+    except Exception:  # a header so broken that the parser gives up still names a mail
+        message_id = ""
+    return message_id or f"<{hashlib.sha256(raw).hexdigest()[:40]}@pbem.invalid>"
+
+
+def open_inbound_source(config: Config) -> InboundSource:
+    """The source the configuration asks for."""
+    if config.imap is not None:
+        raise ConfigError(f"{config.source}: [imap] is not supported by this version; "
+                          "leave it out to use the local inbox")
+    return MaildirSource(config.inbox_dir)
+
+
+def ensure_maildir(path: Path) -> None:
+    for sub in ("tmp", "new", "cur"):
+        (path / sub).mkdir(parents=True, exist_ok=True)
+
+
+class MaildirSource:
+    """Reads `DIR/new` and `DIR/cur`; done mail moves to `DIR/.pbem.done`, failed to `DIR/.pbem.failed`.
+
+    Keys are `new/NAME` or `cur/NAME`. Moving is a rename, so a message is never in two places.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        for folder in (path, path / DONE_FOLDER, path / FAILED_FOLDER):
+            ensure_maildir(folder)
+
+    def __repr__(self) -> str:
+        return f"MaildirSource({str(self.path)!r})"
+
+    async def fetch(self) -> list[SourceMessage]:
+        messages = []
+        for key in self._pending_keys():
+            try:
+                messages.append(SourceMessage(key, (self.path / key).read_bytes()))
+            except FileNotFoundError:  # taken away (or marked done) since the listing
+                continue
+        return messages
+
+    async def mark_done(self, key: str) -> None:
+        self._move(key, DONE_FOLDER)
+
+    async def mark_failed(self, key: str, reason: str) -> None:
+        self._move(key, FAILED_FOLDER)
+        log.warning("inbox: %s moved to %s: %s", key, FAILED_FOLDER, reason)
+
+    async def wait_for_mail(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not self._pending_keys():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            await asyncio.sleep(min(MAILDIR_POLL_SECONDS, remaining))
+
+    async def close(self) -> None:
+        return None
+
+    def _pending_keys(self) -> list[str]:
+        """Keys in delivery order (modification time, then name)."""
+        entries = []
+        for sub in ("new", "cur"):
+            with os.scandir(self.path / sub) as listing:
+                for entry in listing:
+                    if entry.is_file() and not entry.name.startswith("."):
+                        try:
+                            entries.append((entry.stat().st_mtime_ns, entry.name, f"{sub}/{entry.name}"))
+                        except FileNotFoundError:
+                            continue
+        return [key for _, _, key in sorted(entries)]
+
+    def _move(self, key: str, folder: str) -> None:
+        name = Path(key).name
+        try:
+            os.rename(self.path / key, self.path / folder / "cur" / name)
+        except FileNotFoundError:
+            if not (self.path / folder / "cur" / name).exists():
+                raise

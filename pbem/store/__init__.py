@@ -1,0 +1,1 @@
+"""Persistence: sqlmodel tables, the engine, sessions and the schema version."""

@@ -1,0 +1,198 @@
+"""The pipeline's stages: applied once, failures shunted, the outbox retried with back-off."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.policy import default as default_policy
+from pathlib import Path
+
+import pytest
+from sqlmodel import select
+
+import echo_handlers
+from pbem.daemon.pipeline import MailPipeline, Outcome, queue_mail, retry_delay
+from pbem.mail.sinks import MaildirSink
+from pbem.mail.sources import DONE_FOLDER, FAILED_FOLDER, MaildirSource, message_id_of
+from pbem.store.db import session_scope, utc_now
+from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
+
+
+def mail(text: str, message_id: str | None = "<m1@example.org>", sender: str = "alice@example.org") -> bytes:
+    message = EmailMessage()
+    message["From"] = f"Alice <{sender}>"
+    message["To"] = "backgammon@localhost"
+    message["Subject"] = "hello"
+    if message_id:
+        message["Message-ID"] = message_id
+    message.set_content(text)
+    return message.as_bytes()
+
+
+def deliver(inbox: Path, name: str, raw: bytes) -> None:
+    (inbox / "new" / name).write_bytes(raw)
+
+
+def files(folder: Path) -> list[Path]:
+    return sorted(path for sub in ("new", "cur") for path in (folder / sub).iterdir())
+
+
+class FlakySink:
+    """Fails the first `failures` sends, then delivers into a list."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.sent: list[tuple[bytes, str, list[str]]] = []
+        self.attempts = 0
+
+    async def send(self, raw: bytes, sender: str, recipients: list[str]) -> None:
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise ConnectionError("server says no")
+        self.sent.append((raw, sender, recipients))
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.fixture
+def pipeline(engine, config):
+    return MailPipeline(engine, MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir), echo_handlers.echo)
+
+
+def inbound_rows(engine) -> list[InboundMail]:
+    with session_scope(engine) as session:
+        return list(session.exec(select(InboundMail).order_by(InboundMail.id)).all())
+
+
+def outbound_rows(engine) -> list[OutboundMail]:
+    with session_scope(engine) as session:
+        return list(session.exec(select(OutboundMail).order_by(OutboundMail.id)).all())
+
+
+def test_a_mail_is_applied_answered_and_marked_done(pipeline, engine, config):
+    deliver(config.inbox_dir, "1.a", mail("hi there"))
+    results = asyncio.run(pipeline.read_inbox())
+    assert [r.outcome for r in results] == [Outcome.APPLIED]
+    [row] = inbound_rows(engine)
+    assert (row.message_id, row.sender, row.subject, row.state) == ("<m1@example.org>", "alice@example.org",
+                                                                    "hello", InboundState.APPLIED)
+    assert row.processed_at is not None and row.processed_at.tzinfo is not None
+    assert files(config.inbox_dir) == [] and len(files(config.inbox_dir / DONE_FOLDER)) == 1
+    assert asyncio.run(pipeline.flush_outbox()) == 1
+    [sent] = files(config.outbox_dir)
+    answer = BytesParser(policy=default_policy).parsebytes(sent.read_bytes())
+    assert answer["To"] == "alice@example.org" and answer["In-Reply-To"] == "<m1@example.org>"
+    assert answer.get_content().strip() == "echo: hi there"
+    assert outbound_rows(engine)[0].sent_at is not None
+
+
+def test_the_same_mail_twice_is_applied_once(pipeline, engine, config):
+    deliver(config.inbox_dir, "1.a", mail("once"))
+    deliver(config.inbox_dir, "2.a", mail("once"))
+    results = asyncio.run(pipeline.read_inbox())
+    assert [r.outcome for r in results] == [Outcome.APPLIED, Outcome.ALREADY_DONE]
+    deliver(config.inbox_dir, "3.a", mail("once"))
+    assert [r.outcome for r in asyncio.run(pipeline.read_inbox())] == [Outcome.ALREADY_DONE]
+    assert len(inbound_rows(engine)) == 1 and len(outbound_rows(engine)) == 1
+    assert len(files(config.inbox_dir / DONE_FOLDER)) == 3
+
+
+def test_a_mail_without_message_id_gets_a_stable_one(pipeline, engine, config):
+    raw = mail("no id", message_id=None)
+    assert message_id_of(raw) == message_id_of(raw) != message_id_of(mail("other", message_id=None))
+    deliver(config.inbox_dir, "1.a", raw)
+    deliver(config.inbox_dir, "2.a", raw)
+    assert [r.outcome for r in asyncio.run(pipeline.read_inbox())] == [Outcome.APPLIED, Outcome.ALREADY_DONE]
+    assert inbound_rows(engine)[0].message_id == message_id_of(raw)
+
+
+def test_a_handler_exception_shunts_the_mail_and_the_rest_continues(pipeline, engine, config):
+    deliver(config.inbox_dir, "1.a", mail("first", "<a@x>"))
+    deliver(config.inbox_dir, "2.a", mail("boom", "<b@x>"))
+    deliver(config.inbox_dir, "3.a", mail("third", "<c@x>"))
+    results = asyncio.run(pipeline.read_inbox())
+    assert [r.outcome for r in results] == [Outcome.APPLIED, Outcome.FAILED, Outcome.APPLIED]
+    assert "the handler exploded" in results[1].reason
+    rows = {row.message_id: row for row in inbound_rows(engine)}
+    assert rows["<b@x>"].state == InboundState.FAILED and "RuntimeError" in rows["<b@x>"].reason
+    assert len(outbound_rows(engine)) == 2  # nothing of the failed mail's work survived
+    assert [p.name for p in files(config.inbox_dir / FAILED_FOLDER)] == ["2.a"]
+    assert len(files(config.inbox_dir / DONE_FOLDER)) == 2
+
+
+def test_a_shunted_mail_put_back_is_tried_again(pipeline, engine, config):
+    deliver(config.inbox_dir, "1.a", mail("boom", "<b@x>"))
+    asyncio.run(pipeline.read_inbox())
+    pipeline.handler = lambda session, raw, inbound: None
+    failed = files(config.inbox_dir / FAILED_FOLDER)[0]
+    failed.rename(config.inbox_dir / "new" / failed.name)
+    assert [r.outcome for r in asyncio.run(pipeline.read_inbox())] == [Outcome.APPLIED]
+    [row] = inbound_rows(engine)
+    assert row.state == InboundState.APPLIED and row.reason == ""
+
+
+def test_the_handler_may_ignore_a_mail(pipeline, engine, config):
+    deliver(config.inbox_dir, "1.a", mail("quiet please"))
+    assert [r.outcome for r in asyncio.run(pipeline.read_inbox())] == [Outcome.IGNORED]
+    assert inbound_rows(engine)[0].reason == "asked to stay quiet"
+    assert files(config.inbox_dir) == []
+
+
+def test_stop_finishes_the_mail_in_hand_and_takes_no_more(engine, config):
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir), None)
+
+    def stop_after_applying(session, raw, inbound):
+        echo_handlers.echo(session, raw, inbound)
+        pipeline.stop()
+
+    pipeline.handler = stop_after_applying
+    deliver(config.inbox_dir, "1.a", mail("one", "<a@x>"))
+    deliver(config.inbox_dir, "2.a", mail("two", "<b@x>"))
+    assert [r.outcome for r in asyncio.run(pipeline.read_inbox())] == [Outcome.APPLIED]
+    assert [p.name for p in files(config.inbox_dir)] == ["2.a"]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = utc_now()
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def test_outbox_retries_with_growing_back_off_and_one_message_id(engine, config):
+    with session_scope(engine) as session:
+        message = EmailMessage()
+        message["From"], message["To"], message["Bcc"] = "backgammon@localhost", "bob@example.org", "c@example.org"
+        message.set_content("answer")
+        queue_mail(session, message)
+    clock = Clock()
+    sink = FlakySink(failures=3)
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
+    delays = []
+    for _ in range(3):
+        assert asyncio.run(pipeline.flush_outbox()) == 0
+        [row] = outbound_rows(engine)
+        delays.append(row.next_attempt_at - clock.now)
+        assert asyncio.run(pipeline.flush_outbox()) == 0  # not yet due: no attempt
+        clock.now = row.next_attempt_at
+    assert delays == [retry_delay(1), retry_delay(2), retry_delay(3)]
+    assert delays[0] < delays[1] < delays[2]
+    assert asyncio.run(pipeline.flush_outbox()) == 1
+    assert sink.attempts == 4
+    [(raw, sender, recipients)] = sink.sent
+    [row] = outbound_rows(engine)
+    assert row.attempts == 4 and row.sent_at == clock.now and row.last_error == ""
+    assert message_id_of(raw) == row.message_id
+    assert sender == "backgammon@localhost" and recipients == ["bob@example.org", "c@example.org"]
+    assert b"c@example.org" not in raw
+    assert asyncio.run(pipeline.flush_outbox()) == 0 and sink.attempts == 4
+
+
+def test_retry_delay_grows_to_a_cap():
+    assert retry_delay(1) == timedelta(seconds=30)
+    assert retry_delay(2) == timedelta(seconds=60)
+    assert retry_delay(20) == timedelta(hours=1)
