@@ -23,7 +23,7 @@ from typing import Any
 
 import jinja2
 
-from pbem.rules.notation import BAR, OFF, Colour, Numbering, point_label
+from pbem.rules.notation import Colour, Numbering, point_name
 
 LANGUAGES = ("de", "en")
 
@@ -73,15 +73,6 @@ def format_dice(dice: tuple[int, int]) -> str:
     return f"{dice[0]}-{dice[1]}"
 
 
-def format_point(point: int, numbering: Numbering, colour: Colour) -> str:
-    """A mover's own point (bar and off included) as a player of ``colour`` calls it."""
-    if point == BAR:
-        return "bar"
-    if point == OFF:
-        return "off"
-    return str(point_label(point, numbering, colour))
-
-
 @jinja2.pass_context
 def _duration_filter(context: jinja2.runtime.Context, duration: timedelta) -> str:
     return format_duration(duration, _language_of(context))
@@ -89,7 +80,7 @@ def _duration_filter(context: jinja2.runtime.Context, duration: timedelta) -> st
 
 @jinja2.pass_context
 def _point_filter(context: jinja2.runtime.Context, point: int) -> str:
-    return format_point(point, Numbering(context["numbering"]), Colour(context["colour"]))
+    return point_name(point, Numbering(context["numbering"]), Colour(context["colour"]))
 
 
 @cache

@@ -1,0 +1,250 @@
+"""The board as plain text, for the text part of every game mail.
+
+The grid is plain ASCII so that it survives every mail client: no box-drawing characters, no
+trailing spaces (``format=flowed`` would join such lines), no line starting with ``>`` or
+``From `` and at most 48 columns, so it stays intact when quoted with ``> `` a few times.
+The facts around it (names, pips, dice, cube, score) are short sentences of their own, so that
+they still read well where a proportional font spoils the grid.
+
+The viewer's checkers are always ``X``, the opponent's ``O``.  In the own numbering the viewer
+sits at the bottom with the home board on the right, as GNU Backgammon draws it; in the fixed
+numbering the board is the Tele-Backgammon board, the same for both players: points 1-12 along
+the top, 24-13 along the bottom (White's home top left, Black's bottom left).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pbem.render.templating import render
+from pbem.rules.moves import BAR_POINT, OFF, Play
+from pbem.rules.notation import Colour, Numbering, format_play, own_point, point_label
+from pbem.rules.position import BAR as BAR_INDEX
+from pbem.rules.position import Position
+
+ROWS = 5
+"""Checkers drawn per point; a taller stack shows its count in the last place."""
+NAME_WIDTH = 16
+"""Longer names are shortened so that the fact lines fit in 64 columns."""
+
+_MARGIN = 5
+_HALF = 6
+_VIEWER, _OPPONENT = "X", "O"
+_DEPARTED, _ARRIVED = ".", "o"
+
+
+class Who(StrEnum):
+    """One of the two players, from the viewer's side."""
+
+    VIEWER = "viewer"
+    OPPONENT = "opponent"
+
+
+class FormatKind(StrEnum):
+    """The formats of SPEC §2, as far as the score line needs them."""
+
+    SINGLE = "single"
+    MATCH = "match"
+    MONEY = "money"
+    GAMES = "games"
+
+
+@dataclass(frozen=True)
+class Score:
+    """What the score line says: the format and both scores, the viewer's first."""
+
+    kind: FormatKind = FormatKind.SINGLE
+    length: int | None = None
+    """N of ``match N`` and ``games N``."""
+    viewer: int = 0
+    opponent: int = 0
+    crawford: bool = False
+
+
+@dataclass(frozen=True)
+class LastMove:
+    """The opponent's last play, as recorded: from their side, in their own numbering."""
+
+    before: Position
+    """The board before the play, seen from the opponent (who was the mover)."""
+    play: Play
+
+
+@dataclass(frozen=True)
+class BoardView:
+    """Everything a mail shows about the board, seen by its recipient (the viewer)."""
+
+    position: Position
+    """From the viewer's side, whether or not they are on roll: ``mover`` is the viewer."""
+    numbering: Numbering
+    colour: Colour
+    viewer_name: str
+    opponent_name: str
+    turn: Who
+    dice: tuple[int, int] | None = None
+    cube_value: int = 1
+    cube_owner: Who | None = None
+    """``None`` while the cube is in the middle."""
+    score: Score = Score()
+    last_move: LastMove | None = None
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Point labels left to right along the top and the bottom edge."""
+
+    top: tuple[int, ...]
+    bottom: tuple[int, ...]
+
+
+_LAYOUTS = {
+    Numbering.OWN: _Layout(top=tuple(range(13, 25)), bottom=tuple(range(12, 0, -1))),
+    Numbering.FIXED: _Layout(top=tuple(range(1, 13)), bottom=tuple(range(24, 12, -1))),
+}
+
+
+def render_text_board(view: BoardView, language: str) -> str:
+    """The board with its fact lines, in ``language`` ("de" or "en"); no trailing newline."""
+    layout = _LAYOUTS[view.numbering]
+    viewer_home_on_top = point_label(1, view.numbering, view.colour) in layout.top
+    viewer = _player(view, Who.VIEWER)
+    opponent = _player(view, Who.OPPONENT)
+    top, bottom = (viewer, opponent) if viewer_home_on_top else (opponent, viewer)
+    return render(
+        "board.txt",
+        language,
+        grid="\n".join(_grid(view, layout, viewer_home_on_top)),
+        top=top,
+        bottom=bottom,
+        view=view,
+        viewer_name=_short(view.viewer_name),
+        opponent_name=_short(view.opponent_name),
+        last_move=_last_move_text(view),
+        show_colour=view.numbering is Numbering.FIXED,
+    ).rstrip()
+
+
+def _player(view: BoardView, who: Who) -> dict[str, object]:
+    """The facts of one player's line under or above the grid."""
+    position = view.position
+    if who is Who.VIEWER:
+        return dict(viewer=True, symbol=_VIEWER, name=_short(view.viewer_name),
+                    colour=view.colour.value, pips=position.mover_pips, off=position.mover_off)
+    return dict(viewer=False, symbol=_OPPONENT, name=_short(view.opponent_name),
+                colour=_other(view.colour).value, pips=position.opponent_pips,
+                off=position.opponent_off)
+
+
+def _other(colour: Colour) -> Colour:
+    return Colour.BLACK if colour is Colour.WHITE else Colour.WHITE
+
+
+def _short(name: str) -> str:
+    """A name cut to :data:`NAME_WIDTH` characters, marked with ``...`` when cut."""
+    name = " ".join(name.split())
+    return name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 3] + "..."
+
+
+def _last_move_text(view: BoardView) -> str | None:
+    """The opponent's last play as they would write it in the viewer's numbering."""
+    if view.last_move is None:
+        return None
+    return format_play(view.last_move.before, view.last_move.play, view.numbering,
+                       _other(view.colour))
+
+
+def _marks(view: BoardView) -> tuple[dict[int, int], dict[int, int]]:
+    """Checkers of the opponent's last play that left / reached each viewer point (25 = bar).
+
+    A point a checker only passed through is not marked: it both left and reached it.
+    """
+    net: dict[int, int] = {}
+    for start, end in view.last_move.play if view.last_move else ():
+        net[start] = net.get(start, 0) + 1
+        net[end] = net.get(end, 0) - 1
+    departed = {_viewer_point(p): n for p, n in net.items() if n > 0 and p != OFF}
+    arrived = {_viewer_point(p): -n for p, n in net.items() if n < 0 and p != OFF}
+    return departed, arrived
+
+
+def _viewer_point(opponent_point: int) -> int:
+    """An opponent's own point as the viewer's own point; the bar stays the bar."""
+    return opponent_point if opponent_point == BAR_POINT else 25 - opponent_point
+
+
+def _stack(count: int, symbol: str, departed: int = 0, arrived: int = 0) -> list[str]:
+    """The :data:`ROWS` places of one point from the edge inwards."""
+    if count > ROWS:
+        places = [symbol] * (ROWS - 1) + [str(count)]
+        shown = ROWS - 1
+    else:
+        places = [symbol] * count
+        shown = count
+    for place in range(max(0, shown - arrived), shown):
+        places[place] = _ARRIVED
+    places += [_DEPARTED] * min(departed, ROWS - len(places))
+    return places + [""] * (ROWS - len(places))
+
+
+def _point_stack(
+    view: BoardView, label: int, marks: tuple[dict[int, int], dict[int, int]]
+) -> list[str]:
+    """The places of the point labelled ``label``; only the opponent's arrivals are marked."""
+    point = own_point(label, view.numbering, view.colour)
+    mine, theirs = view.position.mover[point - 1], view.position.opponent[24 - point]
+    departed, arrived = marks
+    if mine:
+        return _stack(mine, _VIEWER, departed.get(point, 0))
+    return _stack(theirs, _OPPONENT, departed.get(point, 0), arrived.get(point, 0))
+
+
+def _grid(view: BoardView, layout: _Layout, viewer_home_on_top: bool) -> list[str]:
+    """The ASCII board: labels, borders, two halves of :data:`ROWS` rows and the bar row."""
+    marks = _marks(view)
+    viewer_bar = _stack(view.position.mover[BAR_INDEX], _VIEWER)
+    opponent_bar = _stack(view.position.opponent[BAR_INDEX], _OPPONENT, marks[0].get(BAR_POINT, 0))
+    top_bar, bottom_bar = (
+        (viewer_bar, opponent_bar) if viewer_home_on_top else (opponent_bar, viewer_bar)
+    )
+    top = [_point_stack(view, label, marks) for label in layout.top]
+    bottom = [_point_stack(view, label, marks) for label in layout.bottom]
+    cube_row = _cube_row(view, viewer_home_on_top)
+    cube = f"[{view.cube_value}]"
+
+    def margin(row: int) -> str:
+        return f"{cube:>{_MARGIN - 1}} " if row == cube_row else " " * _MARGIN
+
+    def row(index: int, stacks: list[list[str]], bar: list[str], place: int) -> str:
+        cells = [_cell(stack[place]) for stack in stacks]
+        return (margin(index) + "|" + "".join(cells[:_HALF]) + "|" + _cell(bar[place]) + "|"
+                + "".join(cells[_HALF:]) + "|")
+
+    dice = f"{view.dice[0]}-{view.dice[1]}" if view.dice else ""
+    border = " " * _MARGIN + "+" + "-" * 3 * _HALF + "+---+" + "-" * 3 * _HALF + "+"
+    lines = [_labels(layout.top), border]
+    lines += [row(place, top, top_bar, place) for place in range(ROWS)]
+    lines.append(margin(ROWS) + "|" + " " * 3 * _HALF + "|BAR|" + f"{dice:^{3 * _HALF}}" + "|")
+    lines += [row(2 * ROWS - place, bottom, bottom_bar, place) for place in reversed(range(ROWS))]
+    lines += [border, _labels(layout.bottom)]
+    return [line.rstrip() for line in lines]
+
+
+def _cube_row(view: BoardView, viewer_home_on_top: bool) -> int:
+    """The grid row beside which the cube stands: the owner's edge, or the middle."""
+    if view.cube_owner is None:
+        return ROWS
+    owner_on_top = viewer_home_on_top == (view.cube_owner is Who.VIEWER)
+    return 0 if owner_on_top else 2 * ROWS
+
+
+def _cell(text: str) -> str:
+    """One point's place: three columns with the checker (or count) in the middle one."""
+    return f"{text:>2} "
+
+
+def _labels(labels: tuple[int, ...]) -> str:
+    """Point numbers, each above or below the middle of its point."""
+    halves = ("".join(_cell(str(label)) for label in labels[:_HALF]),
+              "".join(_cell(str(label)) for label in labels[_HALF:]))
+    return (" " * (_MARGIN + 1) + halves[0] + "     " + halves[1]).rstrip()
