@@ -97,8 +97,7 @@ _MESSAGES = {
     "bad_repeat": "Cannot read the repeat in {text!r}; write it like 13/7(2).",
     "misplaced_bar": "In {text!r} the bar is not where the checker starts; write bar/22.",
     "misplaced_off": "In {text!r} off is not where the checker ends; write 6/off.",
-    "wrong_direction": "{text!r} does not move towards {toward}, as your checkers do "
-    "in the {numbering} numbering.",
+    "wrong_direction": "{text!r} goes the wrong way: your checkers move towards point {toward}.",
     "unpaired": "The point {point} has no partner; write each move as from/to.",
     "too_many_steps": "A turn has at most four checker moves, this has {count}.",
 }
@@ -251,10 +250,10 @@ def format_play(
     marked: set[int] = set()
     for chain, count in _count_duplicates(chains):
         start, *through, end = chain
-        parts = [_label(start, numbering, colour)]
-        parts += [_label(point, numbering, colour) + "*" for point in through]
+        parts = [point_name(start, numbering, colour)]
+        parts += [point_name(point, numbering, colour) + "*" for point in through]
         marked.update(through)
-        parts.append(_label(end, numbering, colour) + ("*" if end in hit - marked else ""))
+        parts.append(point_name(end, numbering, colour) + ("*" if end in hit - marked else ""))
         if end in hit:
             marked.add(end)
         written.append("/".join(parts) + (f"({count})" if count > 1 else ""))
@@ -289,8 +288,8 @@ def _count_duplicates(chains: list[list[int]]) -> list[tuple[list[int], int]]:
     return counted
 
 
-def _label(point: int, numbering: Numbering, colour: Colour) -> str:
-    """A mover's own point (bar and off included) as the reader writes it."""
+def point_name(point: int, numbering: Numbering, colour: Colour) -> str:
+    """A mover's own point 0-25 as the reader writes it: a number, ``bar`` or ``off``."""
     if point == BAR:
         return "bar"
     if point == OFF:

@@ -19,6 +19,7 @@ from pbem.rules.notation import (
     own_point,
     parse_play,
     point_label,
+    point_name,
 )
 from pbem.rules.position import Position
 
@@ -191,7 +192,7 @@ def test_backwards_moves_name_the_direction(text, numbering, colour, toward):
     assert caught.value.code == "wrong_direction"
     assert caught.value.details["toward"] == toward
     assert caught.value.details["numbering"] == numbering.value
-    assert f"towards {toward}" in str(caught.value)
+    assert f"towards point {toward}" in str(caught.value)
 
 
 def test_notation_error_is_a_value_error():
@@ -300,6 +301,19 @@ def test_seats_and_colours():
     with pytest.raises(ValueError):
         Colour.of_seat(2)
     assert Numbering("fixed") is FIXED and Colour("black") is BLACK
+
+
+@pytest.mark.parametrize(
+    "point, numbering, colour, name",
+    [
+        (25, FIXED, BLACK, "bar"),
+        (0, FIXED, BLACK, "off"),
+        (22, FIXED, BLACK, "3"),
+        (22, OWN, BLACK, "22"),
+    ],
+)
+def test_point_names(point, numbering, colour, name):
+    assert point_name(point, numbering, colour) == name
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -435,3 +449,4 @@ def test_formatted_plays_read_back_to_the_same_position(case, numbering, colour)
     written = format_play(position, play, numbering, colour)
     assert looks_like_play(written)
     assert check_play(position, dice, parse_play(written, numbering, colour)) == reached
+
