@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from pbem.rules.gnubg_ids import legal_position_ids
@@ -43,7 +44,45 @@ def _parser() -> argparse.ArgumentParser:
         description=RULES_LEGAL_HELP,
     )
     legal.set_defaults(run=lambda args: rules_legal(sys.stdin, sys.stdout, sys.stderr))
+    _add_mail_commands(commands)
     return parser
+
+
+def _add_mail_commands(commands: argparse._SubParsersAction) -> None:
+    """`serve`, `send` and `outbox`; their modules load only when one of them runs."""
+    serve = commands.add_parser("serve", help="run the mail daemon until SIGTERM/SIGINT")
+    serve.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
+    serve.set_defaults(run=_serve)
+    send = commands.add_parser("send", help="drop a mail into the local inbox, as a mail client would")
+    send.add_argument("--from", dest="sender", required=True, metavar="ADDRESS", help="the player's address")
+    send.add_argument("--subject", help="the subject (for a reply: instead of 'Re: …')")
+    send.add_argument("--reply-to", type=Path, metavar="FILE", help="a mail from the outbox to answer")
+    send.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
+    send.add_argument("text", metavar="TEXT", help="the mail's text; - reads standard input")
+    send.set_defaults(run=_send)
+    outbox = commands.add_parser("outbox", help="list the mails the service sent, newest last")
+    outbox.add_argument("--to", metavar="ADDRESS", help="only mails to this address")
+    outbox.add_argument("--last", action="store_true", help="print the latest mail instead of the list")
+    outbox.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
+    outbox.set_defaults(run=_outbox)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from pbem.daemon.scheduler import run_serve
+
+    return run_serve(args.config)
+
+
+def _send(args: argparse.Namespace) -> int:
+    from pbem.mail.local_client import run_send
+
+    return run_send(args.config, args.sender, args.subject, args.text, args.reply_to)
+
+
+def _outbox(args: argparse.Namespace) -> int:
+    from pbem.mail.local_client import run_outbox
+
+    return run_outbox(args.config, args.to, args.last)
 
 
 def rules_legal(lines: TextIO, out: TextIO, err: TextIO) -> int:

@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass
 from email.parser import BytesHeaderParser
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 DONE_FOLDER = ".pbem.done"
 FAILED_FOLDER = ".pbem.failed"
 MAILDIR_POLL_SECONDS = 0.2
+_MESSAGE_ID = re.compile(r"<[^<>\s]+>")
 
 
 @dataclass(frozen=True)
@@ -51,13 +53,16 @@ class InboundSource(Protocol):
 
 
 def message_id_of(raw: bytes) -> str:
-    """The mail's Message-ID, or one made from a hash of its bytes, so a re-read mail gets the same id."""
+    """The mail's Message-ID (the first `<…>` in the header), or one made from a hash of its bytes.
+
+    The same mail read twice gets the same id either way, which is what makes applying it idempotent.
+    """
     try:
-        header = BytesHeaderParser(policy=default_policy).parsebytes(raw).get("Message-ID")
-        message_id = " ".join(str(header).split()) if header is not None else ""
+        header = BytesHeaderParser(policy=default_policy).parsebytes(raw).get("Message-ID", "")
+        found = _MESSAGE_ID.search(str(header))
     except Exception:  # a header so broken that the parser gives up still names a mail
-        message_id = ""
-    return message_id or f"<{hashlib.sha256(raw).hexdigest()[:40]}@pbem.invalid>"
+        found = None
+    return found.group() if found else f"<{hashlib.sha256(raw).hexdigest()[:40]}@pbem.invalid>"
 
 
 def open_inbound_source(config: Config) -> InboundSource:

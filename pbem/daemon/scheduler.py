@@ -1,0 +1,193 @@
+"""The daemon's run loop: APScheduler jobs for the inbox, the outbox and any periodic work.
+
+Each job runs under its own lock, so it never overlaps itself however it was started (its
+interval, or the inbox watcher that wakes as soon as mail arrives). On SIGTERM/SIGINT the mail in
+hand is finished, nothing new is started, and `serve` returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from functools import partial
+from pathlib import Path
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from sqlalchemy.engine import make_url
+from sqlmodel import Session
+
+from pbem.config import Config, ConfigError, load_config
+from pbem.daemon.pipeline import Handler, MailPipeline
+from pbem.mail.sinks import open_outbound_sink
+from pbem.mail.sources import open_inbound_source
+from pbem.store.db import SchemaError, create_schema, make_engine
+from pbem.store.mail_records import InboundMail, InboundState
+
+log = logging.getLogger(__name__)
+
+OUTBOX_INTERVAL = timedelta(seconds=5)
+ERROR_PAUSE_SECONDS = 1.0
+TEST_HANDLER_VARIABLE = "PBEM_TEST_HANDLER"
+EXIT_CONFIG_ERROR = 2
+
+
+@dataclass(frozen=True)
+class PeriodicJob:
+    """Work the daemon runs every `interval` (the clocks, for instance)."""
+
+    name: str
+    run: Callable[[], Awaitable[None]]
+    interval: timedelta
+
+
+class Daemon:
+    """Runs the pipeline's stages and the periodic jobs until asked to stop."""
+
+    def __init__(self, pipeline: MailPipeline, poll_interval: float,
+                 jobs: Sequence[PeriodicJob] = ()) -> None:
+        self.pipeline = pipeline
+        self.poll_interval = poll_interval
+        self._jobs: list[PeriodicJob] = [
+            PeriodicJob("read-inbox", self._read_inbox, timedelta(seconds=poll_interval)),
+            PeriodicJob("flush-outbox", self._flush_outbox, OUTBOX_INTERVAL),
+        ]
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._stop_requested = asyncio.Event()
+        for job in jobs:
+            self.add_periodic_job(job)
+
+    def add_periodic_job(self, job: PeriodicJob) -> None:
+        if any(existing.name == job.name for existing in self._jobs):
+            raise ValueError(f"a job named {job.name!r} is already registered")
+        self._jobs.append(job)
+
+    def request_stop(self) -> None:
+        if not self._stop_requested.is_set():
+            log.info("stopping: finishing the mail in hand")
+        self.pipeline.stop()
+        self._stop_requested.set()
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signal_number in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signal_number, self.request_stop)
+        scheduler = AsyncIOScheduler(timezone=timezone.utc)
+        now = datetime.now(timezone.utc)
+        for job in self._jobs:
+            self._locks[job.name] = asyncio.Lock()
+            scheduler.add_job(self._exclusively, "interval", args=[job], id=job.name, name=job.name,
+                              seconds=job.interval.total_seconds(), next_run_time=now,
+                              max_instances=1, coalesce=True, misfire_grace_time=None)
+        scheduler.start()
+        watcher = asyncio.create_task(self._watch_inbox())
+        try:
+            await self._stop_requested.wait()
+        finally:
+            scheduler.pause()
+            await watcher
+            for lock in self._locks.values():  # the job in hand finishes before we go
+                async with lock:
+                    pass
+            scheduler.shutdown(wait=False)
+            for signal_number in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signal_number)
+
+    async def _exclusively(self, job: PeriodicJob) -> None:
+        """Run `job` unless stopping; one run at a time; an error is logged and the daemon goes on."""
+        async with self._locks[job.name]:
+            if self._stop_requested.is_set():
+                return
+            try:
+                await job.run()
+            except Exception as exc:
+                log.error("%s: %s: %s", job.name, type(exc).__name__, exc)
+
+    async def _watch_inbox(self) -> None:
+        """Handle mail as soon as the source says it arrived, rather than at the next poll."""
+        inbox_job = self._jobs[0]
+        while not self._stop_requested.is_set():
+            arrival = asyncio.ensure_future(self.pipeline.source.wait_for_mail(self.poll_interval))
+            stop = asyncio.ensure_future(self._stop_requested.wait())
+            done, pending = await asyncio.wait({arrival, stop}, return_when=asyncio.FIRST_COMPLETED)
+            for future in pending:
+                future.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            if arrival in done and arrival.exception() is not None:
+                log.error("inbox: waiting for mail failed: %s", arrival.exception())
+                await asyncio.sleep(ERROR_PAUSE_SECONDS)
+                continue
+            if stop not in done:
+                await self._exclusively(inbox_job)
+
+    async def _read_inbox(self) -> None:
+        if await self.pipeline.read_inbox():
+            await self._exclusively(self._jobs[1])
+
+    async def _flush_outbox(self) -> None:
+        await self.pipeline.flush_outbox()
+
+
+async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = ()) -> None:
+    """Run the service on `config` until SIGTERM/SIGINT."""
+    engine = make_engine(config.database.url)
+    create_schema(engine)
+    source = open_inbound_source(config)
+    sink = open_outbound_sink(config)
+    log.info("pbem serving %s (config: %s)", config.service.address, config.source)
+    log.info("data directory %s; database %s", config.data_dir,
+             make_url(config.database.url).render_as_string(hide_password=True))
+    log.info("inbox %r; outbox %r", source, sink)
+    try:
+        await Daemon(MailPipeline(engine, source, sink, handler), config.poll_interval, jobs).run()
+    finally:
+        await source.close()
+        await sink.close()
+        engine.dispose()
+    log.info("stopped")
+
+
+def application_handler(config: Config) -> Handler:
+    """The game service's `pbem.service.handle_mail`, given `config` when it asks for it by name.
+
+    Tests may name another handler as `module:function` in PBEM_TEST_HANDLER.
+    """
+    if named := os.environ.get(TEST_HANDLER_VARIABLE):
+        module_name, _, function_name = named.partition(":")
+        return getattr(importlib.import_module(module_name), function_name)
+    try:
+        handle_mail = importlib.import_module("pbem.service").handle_mail
+    except (ImportError, AttributeError):
+        log.warning("no game service installed (pbem.service.handle_mail): incoming mail is recorded "
+                    "and ignored")
+        return ignore_mail
+    if "config" in inspect.signature(handle_mail).parameters:
+        return partial(handle_mail, config=config)
+    return handle_mail
+
+
+def ignore_mail(session: Session, raw: bytes, inbound: InboundMail) -> None:
+    """Record the mail as read and do nothing else."""
+    inbound.state, inbound.reason = InboundState.IGNORED, "no game service installed"
+
+
+def run_serve(config_path: Path | None) -> int:
+    """`pbem serve`: the exit status is 0 after a clean stop, 2 for an unusable configuration."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    try:
+        config = load_config(config_path)
+        handler = application_handler(config)
+        asyncio.run(serve(config, handler))
+    except (ConfigError, SchemaError) as exc:
+        print(f"pbem serve: {exc}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    return 0
