@@ -34,6 +34,10 @@ _TOKEN_MESSAGE_ID = re.compile(rf"<({TOKEN_PATTERN})\.[^<>@\s]+@[^<>\s]+>")
 _MESSAGE_ID = re.compile(r"<[^<>\s]+>")
 
 _REPLY_LANGUAGES = ("de", "en")
+_OUTLOOK_SEPARATOR = r"^_{32,}$"
+"""Outlook's line above its header block, which the parser misses right after a text line."""
+_GERMAN_SENT_FROM = re.compile(r"^von meinem \S+(?: \S+){0,2} gesendet$", re.MULTILINE | re.IGNORECASE)
+"""Apple's 'Von meinem iPhone gesendet', which the parser knows only in English."""
 _ATTRIBUTION = re.compile(
     "|".join(MAIL_LANGUAGES[language]["wrote_header"] for language in _REPLY_LANGUAGES),
     re.MULTILINE | re.IGNORECASE,
@@ -42,7 +46,7 @@ _ATTRIBUTION = re.compile(
 _HEADER_BLOCK = re.compile(
     "|".join(
         [MAIL_LANGUAGES[language]["from_header"] for language in _REPLY_LANGUAGES]
-        + [GENERIC_MAIL_SEPARATOR]
+        + [GENERIC_MAIL_SEPARATOR, _OUTLOOK_SEPARATOR]
     ),
     re.MULTILINE | re.IGNORECASE,
 )
@@ -243,8 +247,9 @@ def new_text(body: str) -> str:
     text = _cut_original(text)
     text = "\n".join(line for line in text.split("\n") if not line.startswith(">"))
     signature = ReplyParser(text=text, languages=list(_REPLY_LANGUAGES), keep_hyphen_lists=True)
-    if found := signature.SIGNATURE_REGEX.search(text):
-        text = text[: found.start()]
+    for pattern in (signature.SIGNATURE_REGEX, _GERMAN_SENT_FROM):
+        if found := pattern.search(text):
+            text = text[: found.start()]
     lines = [line for line in text.split("\n") if not _SERVICE_LINE.match(line)]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 

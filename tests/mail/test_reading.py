@@ -1,0 +1,264 @@
+"""Reading mails: the fixtures are replies as real mail clients write them, each quoting a
+service mail with a board, identifiers and an example move, none of which may leak."""
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from pbem.mail.reading import (
+    TOKEN_PATTERN,
+    UnreadableMail,
+    html_to_text,
+    new_text,
+    new_token,
+    read_mail,
+    reply_address,
+    subject_text,
+    token_message_id,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SERVICE = "backgammon@example.org"
+T1 = "k7m2q4xw3pa5rb6cd2ef7gh3ij"
+T2 = "q3v5n7b2x4z6c3m5l7k2j4h6g3"
+SERVICE_LINES = ("Position ID", "Match ID", "24/18 13/9\n", "+13-14", "| X", "BAR")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected_text", "expected_tokens"),
+    [
+        ("gmail_en.eml", "24/14\nNice opening, Anna!", [T1]),
+        ("gmail_de.eml", "Hallo Anna,\nwürfeln", [T1]),
+        ("outlook_en.eml", "double\n\nBob", [T1]),
+        ("outlook_de_latin1.eml", "Schöner Zug übrigens!\nannehmen", [T2]),
+        ("outlook_html_only.eml", "13/7(2) 8/2(2)\nÄtsch, ein Pasch!", [T1]),
+        ("apple_en.eml", "take", [T1, T2]),
+        ("apple_de_base64.eml", "8/5* 6/5\nDas tat weh, oder?", [T1]),
+        (
+            "thunderbird_flowed.eml",
+            "Sorry for the slow answer, I was travelling all week and only now found the time"
+            " to look at the board properly.\n\nboard",
+            [T1],
+        ),
+        ("thunderbird_html.eml", "Rematch!\nThat was close & fun.", [T1]),
+    ],
+)
+def test_a_reply_yields_only_what_the_player_newly_wrote(
+    fixture: str, expected_text: str, expected_tokens: list[str]
+) -> None:
+    mail = read_mail((FIXTURES / fixture).read_bytes(), SERVICE)
+    assert mail.new_text == expected_text
+    assert mail.reply_tokens == expected_tokens
+    assert mail.automatic is None
+    assert not any(line in mail.new_text + "\n" for line in SERVICE_LINES)
+
+
+def test_headers_are_decoded_and_addresses_lower_cased() -> None:
+    raw = (FIXTURES / "outlook_de_latin1.eml").read_bytes()
+    mail = read_mail(raw, SERVICE)
+    assert mail.sender == "juergen.mueller@firma.example.de"
+    assert mail.sender_name == "Jürgen Müller"
+    assert mail.subject == "AW: Anna bietet dir einen Doppel an"
+    assert mail.message_id == "<000001dab5a1$4c3f2e10$e4bd8a30$@firma.example.de>"
+    assert mail.in_reply_to == f"<{T2}.2c3d4e5f6a7b8c9d@example.org>"
+    assert mail.references == []
+    assert mail.size == len(raw)
+    gmail = read_mail((FIXTURES / "gmail_en.eml").read_bytes(), SERVICE)
+    assert gmail.sender == "bob.beispiel@gmail.com"
+    assert gmail.references == [
+        f"<{T1}.0a1b2c3d4e5f6a7b@example.org>",
+        f"<{T1}.1b2c3d4e5f6a7b8c@example.org>",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "reason"),
+    [
+        ("out_of_office.eml", "Auto-Submitted: auto-replied"),
+        ("bounce.eml", "Auto-Submitted: auto-replied"),
+        ("mailing_list.eml", "Precedence: list"),
+    ],
+)
+def test_machine_mails_are_marked_never_to_be_answered(fixture: str, reason: str) -> None:
+    assert read_mail((FIXTURES / fixture).read_bytes(), SERVICE).automatic == reason
+
+
+def _mail(headers: str, body: str = "roll\n") -> bytes:
+    return f"{headers.strip()}\nSubject: x\n\n{body}".replace("\n", "\r\n").encode()
+
+
+PERSON = "From: Bob <bob@example.com>\nTo: backgammon@example.org"
+
+
+@pytest.mark.parametrize(
+    ("extra_headers", "reason"),
+    [
+        ("Auto-Submitted: auto-generated", "Auto-Submitted: auto-generated"),
+        ("Auto-Submitted: Auto-Replied; owner-email=bob@example.com", "Auto-Submitted: auto-replied; owner-email=bob@example.com"),
+        ("Precedence: bulk", "Precedence: bulk"),
+        ("Precedence: junk", "Precedence: junk"),
+        ("List-Id: <players.example.org>", "List-Id header"),
+        ("List-Unsubscribe: <mailto:leave@example.org>", "List-Unsubscribe header"),
+        ("X-Autoreply: yes", "X-Autoreply header"),
+        ("X-Autorespond: vacation", "X-Autorespond header"),
+        ("Return-Path: <>", "empty Return-Path (a bounce)"),
+        ("Content-Type: multipart/report; boundary=b", "multipart/report (a delivery or read report)"),
+    ],
+)
+def test_each_sign_of_a_machine_is_recognised(extra_headers: str, reason: str) -> None:
+    assert read_mail(_mail(f"{PERSON}\n{extra_headers}"), SERVICE).automatic == reason
+
+
+@pytest.mark.parametrize(
+    ("sender", "reason"),
+    [
+        ("MAILER-DAEMON@mx.example.com", "sent by mailer-daemon@mx.example.com"),
+        ("Postmaster <postmaster@example.com>", "sent by postmaster@example.com"),
+        ("Backgammon <Backgammon@Example.org>", "sent by the service itself"),
+    ],
+)
+def test_system_senders_and_the_service_itself_are_never_answered(sender: str, reason: str) -> None:
+    assert read_mail(_mail(f"From: {sender}"), SERVICE).automatic == reason
+
+
+def test_a_person_writing_auto_submitted_no_is_answered() -> None:
+    mail = read_mail(_mail(f"{PERSON}\nAuto-Submitted: no\nPrecedence: normal"), SERVICE)
+    assert mail.automatic is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"", b"   \r\n", b"\x00\xff\xfe garbage without any header", _mail("To: backgammon@example.org"),
+     _mail("From: Bob"), _mail("From: <@>")],
+)
+def test_mails_without_a_sender_cannot_be_read(raw: bytes) -> None:
+    with pytest.raises(UnreadableMail) as raised:
+        read_mail(raw, SERVICE)
+    assert raised.value.reason
+
+
+def test_a_missing_message_id_is_made_stable_from_the_content() -> None:
+    first = read_mail(_mail(PERSON, "roll\n"), SERVICE).message_id
+    assert first == read_mail(_mail(PERSON, "roll\n"), SERVICE).message_id
+    assert first != read_mail(_mail(PERSON, "double\n"), SERVICE).message_id
+    assert re.fullmatch(r"<[0-9a-f]{40}@pbem\.invalid>", first)
+
+
+def test_tokens_come_from_addresses_then_in_reply_to_then_references_newest_first() -> None:
+    t3, t4, t5 = "a" * 26, "b" * 26, "c" * 26
+    headers = (
+        "From: Bob <bob@example.com>\n"
+        f"To: Other <other+{t5}@example.org>, <Backgammon+{T1.upper()}@EXAMPLE.org>\n"
+        f"Cc: backgammon+notatoken@example.org\n"
+        f"Delivered-To: backgammon+{T2}@example.org\n"
+        f"In-Reply-To: <{t3}.x1@example.org>\n"
+        f"References: <{t4}.x0@example.org> <CAJ123@mail.gmail.com>\n <{t3}.x1@example.org>"
+    )
+    assert read_mail(_mail(headers), SERVICE).reply_tokens == [T1, T2, t3, t4]
+
+
+def test_a_mail_without_any_token_has_no_candidates() -> None:
+    mail = read_mail(_mail(PERSON + "\nIn-Reply-To: <CAJ123@mail.gmail.com>"), SERVICE)
+    assert mail.reply_tokens == []
+    assert mail.in_reply_to == "<CAJ123@mail.gmail.com>"
+
+
+@given(st.data())
+def test_the_composing_helpers_round_trip_through_reading(data: st.DataObject) -> None:
+    token = new_token()
+    other = data.draw(st.from_regex(TOKEN_PATTERN, fullmatch=True))
+    headers = (
+        f"From: bob@example.com\nTo: {reply_address(SERVICE, token)}\n"
+        f"In-Reply-To: {token_message_id(other, 'example.org')}"
+    )
+    assert read_mail(_mail(headers), SERVICE).reply_tokens == list(dict.fromkeys([token, other]))
+
+
+def test_new_tokens_are_well_formed_and_unique() -> None:
+    tokens = {new_token() for _ in range(200)}
+    assert len(tokens) == 200
+    assert all(re.fullmatch(TOKEN_PATTERN, token) for token in tokens)
+    assert token_message_id(T1, "example.org").startswith(f"<{T1}.")
+
+
+@pytest.mark.parametrize(
+    ("subject", "expected"),
+    [
+        ("Re: roll", "roll"),
+        ("RE: AW: Aw: re: double", "double"),
+        ("Fwd: WG: Fw: [Backgammon] Re: 24/18 13/9", "24/18 13/9"),
+        ("Re[2]: take", "take"),
+        ("  invite anna@example.org match 5 ", "invite anna@example.org match 5"),
+        ("Rematch? Re: not a prefix here", "Rematch? Re: not a prefix here"),
+        ("", ""),
+    ],
+)
+def test_subject_text_strips_reply_prefixes_and_tags(subject: str, expected: str) -> None:
+    assert subject_text(subject) == expected
+
+
+def test_unquoted_board_and_identifier_lines_are_dropped() -> None:
+    body = (
+        "roll\n\n"
+        " +13-14-15-16-17-18------19-20-21-22-23-24-+\n"
+        " | X           O    |   | O              X |\n"
+        " |                  |BAR|                  |\n"
+        " +12-11-10--9--8--7-------6--5--4--3--2--1-+\n"
+        "Position ID: 4HPwATDgc/ABMA\n"
+        "Match ID   : cAkAAAAAAAAA\n"
+    )
+    assert new_text(body) == "roll"
+
+
+def test_dash_spelling_moves_are_not_taken_for_signatures() -> None:
+    assert new_text("-22 13-9\n- 6-off\n6-") == "-22 13-9\n- 6-off\n6-"
+
+
+def test_bottom_posting_keeps_the_text_below_the_quote() -> None:
+    body = (
+        "On Mon, 3 Jun 2024 at 10:00, Anna <a@example.org> wrote:\n"
+        "> Position ID: 4HPwATDgc/ABMA\n"
+        "> 24/18 13/9\n"
+        "\n"
+        "13/9 13/7\n"
+        "-- \n"
+        "Bob\n"
+    )
+    assert new_text(body) == "13/9 13/7"
+
+
+def test_an_attribution_without_a_marked_quote_ends_the_new_text() -> None:
+    body = "double\n\nAm 03.06.2024 um 10:00 schrieb Anna <a@example.org>:\n\n24/18 13/9\n"
+    assert new_text(body) == "double"
+
+
+def test_an_original_message_separator_ends_the_new_text() -> None:
+    assert new_text("board\n\n-----Original Message-----\nFrom: x\n24/18 13/9") == "board"
+
+
+def test_html_keeps_visible_lines_and_drops_quotes_styles_and_scripts() -> None:
+    html = (
+        "<html><head><title>t</title><style>p {color: red}</style></head><body>"
+        "<div>Hi&nbsp;Anna</div><div><br></div><div>24/18 13/9</div>"
+        "<script>var x = 'roll';</script>"
+        "<div class='gmail_signature'>Bob</div>"
+        "<div class='gmail_quote'><div>On x wrote:</div><blockquote>double"
+        "<blockquote>take</blockquote>board</blockquote></div>"
+        "<p>after   the\n quote</p><pre>  two  spaces</pre></body></html>"
+    )
+    assert html_to_text(html) == "Hi Anna\n\n24/18 13/9\nafter the quote\ntwo  spaces"
+
+
+def test_html_stops_where_outlook_puts_the_original() -> None:
+    html = "<p>take</p><div id='divRplyFwdMsg'><b>From:</b> x</div><div>24/18 13/9</div>"
+    assert html_to_text(html) == "take"
+
+
+def test_a_wrong_charset_label_does_not_lose_the_text() -> None:
+    headers = f"{PERSON}\nContent-Type: text/plain; charset=x-unknown\nContent-Transfer-Encoding: 8bit"
+    raw = f"{headers}\nSubject: x\n\n".replace("\n", "\r\n").encode() + "würfeln\r\n".encode()
+    assert read_mail(raw, SERVICE).new_text == "würfeln"
+    latin = raw.replace("würfeln".encode(), "würfeln".encode("latin-1")).replace(b"x-unknown", b"utf-8")
+    assert read_mail(latin, SERVICE).new_text == "würfeln"
