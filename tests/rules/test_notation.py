@@ -259,6 +259,19 @@ def test_note_lines(line):
     assert not looks_like_play(line)
 
 
+MOVE_PARTS = ["24", "18", "13", "9", "6", "1", "bar", "off", "Bar", "OFF", "/", "-", "\u2013", " "]
+MOVE_PARTS += [",", ";", "*", "(2)", " (3)", ".", "!", "move: ", "Zug ", "x", "30"]
+
+
+@given(st.lists(st.sampled_from(MOVE_PARTS), max_size=8).map("".join))
+def test_every_readable_play_looks_like_one(text):
+    """The mail reader must never pass a valid move on to the opponent as a note."""
+    try:
+        parse_play(text)
+    except NotationError:
+        return
+    assert looks_like_play(text)
+
 # --- numberings ----------------------------------------------------------------------------
 
 
@@ -356,6 +369,12 @@ def test_format_bar_and_off():
     assert format_play(bearing_off, ((6, 0), (6, 0), (5, 0), (5, 0))) == "6/off(2) 5/off(2)"
     assert format_play(bearing_off, ((6, 1), (1, 0))) == "6/off"
     assert format_play(bearing_off, ((6, 0), (5, 0)), FIXED, BLACK) == "19/off 20/off"
+
+
+def test_hits_on_the_way_are_kept():
+    blots = Position(side({10: 2, 6: 5, 25: 1}), side({16: 1, 17: 1, 18: 1, 6: 5}))
+    assert format_play(blots, ((10, 9), (9, 8), (8, 7), (7, 6))) == "10/9*/8*/7*/6"
+    assert format_play(blots, ((10, 9), (9, 8), (8, 7), (10, 9))) == "10/9*/8*/7* 10/9"
 
 
 def test_a_hit_is_marked_once():
