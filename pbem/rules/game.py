@@ -263,9 +263,8 @@ def can_double(game: Game) -> bool:
 def roll(game: Game, seat: int, dice: Dice) -> Game:
     """``seat`` rolls ``dice``; with no legal play the roll is recorded and the turn passes."""
     _check_dice(dice)
+    _require_no_double(game)
     _require_turn(game, seat)
-    if game.phase is Phase.DOUBLE_OFFERED:
-        raise RuleError("double_pending")
     if game.phase is Phase.TO_MOVE:
         raise RuleError("already_rolled")
     rolled = _act(game, Action(ActionKind.ROLL, seat, dice=dice), phase=Phase.TO_MOVE, dice=dice)
@@ -280,9 +279,8 @@ def play(game: Game, seat: int, steps: moves.Play) -> Game:
     The record keeps the generator's die-by-die play for the resulting position, whatever
     order or intermediate points the player wrote.
     """
+    _require_no_double(game)
     _require_turn(game, seat)
-    if game.phase is Phase.DOUBLE_OFFERED:
-        raise RuleError("double_pending")
     if game.phase is not Phase.TO_MOVE or game.dice is None:
         raise RuleError("roll_first")
     after = moves.check_play(game.board, game.dice, steps)
@@ -458,6 +456,13 @@ def _act(game: Game, action: Action, **changes: Any) -> Game:
 def _require_playing(game: Game) -> None:
     if game.phase is Phase.OVER:
         raise RuleError("game_over")
+
+
+def _require_no_double(game: Game) -> None:
+    """Either player rolling or moving while a double awaits its answer hears about the double."""
+    _require_playing(game)
+    if game.phase is Phase.DOUBLE_OFFERED:
+        raise RuleError("double_pending")
 
 
 def _require_turn(game: Game, seat: int) -> None:
