@@ -63,7 +63,10 @@ from pbem.rules.position import Position
 
 MAX_STEPS = 4
 
-KEYWORDS = ("move", "my move", "m", "play", "i play", "zug", "mein zug", "ziehe", "ich ziehe")
+KEYWORDS = (
+    "move", "my move", "m", "play", "i play",
+    "zug", "mein zug", "ziehe", "ich ziehe", "spiele", "ich spiele",
+)
 """Words a player may put before a move on its line; they carry no meaning."""
 
 

@@ -114,6 +114,7 @@ def test_defaults_are_own_numbering():
         "Zug: 24/18 13/9",
         "zug:24/18 13/9",
         "Ich ziehe 24/18 13/9",
+        "ich spiele: 24/18 13/9",
         "24 18, 13 9",
         "24/18 13 9",
     ],
@@ -381,31 +382,6 @@ def test_a_hit_is_marked_once():
     blot_on_5 = Position(START.mover, side({20: 1, 6: 4, 8: 3, 13: 5, 24: 2}))
     assert format_play(blot_on_5, ((8, 5), (6, 5))) == "8/5* 6/5"
     assert format_play(blot_on_5, ((6, 5), (6, 5), (8, 5), (8, 5))) == "8/5*(2) 6/5(2)"
-
-
-@pytest.mark.parametrize("numbering", list(Numbering))
-@pytest.mark.parametrize("colour", list(Colour))
-@pytest.mark.parametrize(
-    "position, play",
-    [
-        (BLOT_ON_18, ((24, 18), (18, 13))),
-        (START, ((13, 7), (13, 7), (8, 2), (8, 2))),
-        (START, ((24, 21), (24, 21), (21, 18), (13, 10))),
-    ],
-)
-def test_what_is_written_reads_back(position, play, numbering, colour):
-    written = format_play(position, play, numbering, colour)
-    assert looks_like_play(written)
-    assert sorted(parse_play(written, numbering, colour)) == sorted(_joined_like_gnubg(play))
-
-
-def _joined_like_gnubg(play):
-    """The hand-picked plays above, with moves of one checker joined unless they hit."""
-    return {
-        ((24, 18), (18, 13)): ((24, 18), (18, 13)),
-        ((13, 7), (13, 7), (8, 2), (8, 2)): play,
-        ((24, 21), (24, 21), (21, 18), (13, 10)): ((24, 18), (24, 21), (13, 10)),
-    }[play]
 
 
 # --- against GNU Backgammon ----------------------------------------------------------------
