@@ -69,7 +69,7 @@ _MESSAGES: dict[str, str] = {
     "too_many_steps": "{steps} checker moves are more than the dice {dice} allow.",
     "bar_first": "{step}: you have a checker on the bar; it must enter first.",
     "no_checker": "{step}: you have no checker on {point}.",
-    "blocked": "{step}: point {point} is blocked by two or more opposing checkers.",
+    "blocked": "{step}: {point} is blocked by two or more opposing checkers.",
     "bearing_off_not_allowed": (
         "{step}: you may bear off only when all your checkers are in your home board."
     ),
@@ -293,7 +293,7 @@ def check_play(position: Position, dice: tuple[int, int], steps: Sequence[Step])
         if target >= origin:
             raise IllegalPlay("wrong_direction", {"from": origin, "to": target})
 
-    search = _StatedPlaySearch(dice)
+    search = _StatedPlaySearch(dice, len(stated))
     search.run(position, tuple((origin, origin, target) for origin, target in stated), pool, 0)
     legal = [reached for reached in search.reached if reached in plays]
     if legal:
@@ -318,11 +318,12 @@ class _StatedPlaySearch:
     keeps as the reason the failure that came furthest, first in the order the player wrote.
     """
 
-    def __init__(self, dice: tuple[int, int]) -> None:
+    def __init__(self, dice: tuple[int, int], stated: int) -> None:
         self.reached: dict[Position, int] = {}
         self.failure: IllegalPlay | None = None
         self._failure_depth = -1
         self._dice = dice
+        self._stated = stated
         self._visited: set[tuple[Position, Pending, tuple[int, ...]]] = set()
 
     def run(self, position: Position, pending: Pending, dice: tuple[int, ...], used: int) -> None:
@@ -333,7 +334,7 @@ class _StatedPlaySearch:
         if not pending:
             self.reached[position] = max(used, self.reached.get(position, 0))
         elif not dice:
-            self._fail(used, "too_many_steps", {"steps": used + len(pending)})
+            self._fail(used, "too_many_steps", {})
         else:
             for index, item in enumerate(pending):
                 if pending.index(item) != index:
@@ -345,7 +346,7 @@ class _StatedPlaySearch:
         if depth > self._failure_depth:
             self._failure_depth = depth
             if code == "too_many_steps":
-                details = {**details, "dice": _dice_text(self._dice)}
+                details = {"steps": self._stated, "dice": _dice_text(self._dice)}
             self.failure = IllegalPlay(code, details)
 
     def _first_legs(
