@@ -1,0 +1,432 @@
+"""A mail's new text → the commands it gives, in order (SPEC §3).
+
+Every line of the new text is one of three things:
+
+* a **command**: English or German keyword, any case, a trailing ``.`` or ``!`` ignored.
+  Commands without arguments (``roll``, ``würfeln``, ``take``, ``$quit``…) count only when they
+  stand alone on their line, so that "Take care!" or "Games like this are fun" stay notes.
+  ``lang``/``sprache``, ``numbering``/``zählung`` and ``vacation``/``urlaub`` count when the
+  line is the keyword with at most one argument (``vacation``: and an optional ``days``/``Tage``);
+  ``invite``/``einladen`` and ``play assistant``/``gegen Assistent`` count whatever follows them.
+  A command with a wrong argument becomes a :class:`CommandError`.
+* a **move**, when :func:`pbem.rules.notation.looks_like_play` says the line is meant as one;
+  it is passed on as written, because only the service knows the player's numbering and dice.
+* a **personal note** for the opponent: anything else, greetings included.  Consecutive note
+  lines become one :class:`Note`; blank lines between them are kept as one paragraph break,
+  blank lines elsewhere carry no meaning.
+
+The subject is read only when the body's new text is empty, and then only for a command, move
+or error: a subject that is no command is most often the service's own subject, not a note.
+Pass it without reply prefixes (``pbem.mail.reading.subject_text``).
+
+Error codes (:attr:`CommandError.code`) and their ``details``:
+
+``invite-address``
+    ``invite``/``einladen`` without a valid mail address; details: what stood where the
+    address belongs ("" when nothing did).
+``unknown-option``
+    a word after ``invite ADDRESS`` or ``play assistant`` that is no format or option;
+    details: that word.
+``format-conflict``
+    two formats in one invitation (``match 5 money``); details: the second format word.
+``match-length``
+    ``match``/``partie`` without a length from 1 to :data:`MAX_MATCH_LENGTH`; details: what
+    followed the word ("" when nothing did).
+``games-count``
+    ``games``/``spiele`` without a number from 1 to :data:`MAX_GAMES`; details as above.
+``clock``
+    ``clock``/``uhr`` without a value like ``3d/14d`` (units ``d``/``t`` days, ``h`` hours; the
+    time bank may be left out), or a move clock outside :data:`MOVE_CLOCK_RANGE` or a time bank
+    outside :data:`TIME_BANK_RANGE`; details: the value as written.
+``stake``
+    ``stake``/``einsatz`` without a whole number from 1 to :data:`MAX_STAKE`; details: the value.
+``money-only``
+    ``beaver``, ``jacoby`` or ``stake`` in an invitation that is not ``money``; details: the
+    option word as written.
+``language``
+    ``lang``/``sprache`` (command or option) without ``de`` or ``en``; details: the value.
+``numbering``
+    ``numbering``/``zählung`` without ``own``/``eigene`` or ``fixed``/``feste``; details: the value.
+``vacation-days``
+    ``vacation``/``urlaub`` without a number of days from 1 to :data:`MAX_VACATION_DAYS`
+    (the yearly allowance is the service's to check); details: the value.
+``unknown-command``
+    a line of one ``$word`` that is no command; details: that word.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import timedelta
+from enum import StrEnum
+
+from pbem.rules.notation import Numbering, looks_like_play
+
+MAX_MATCH_LENGTH = 25
+MAX_GAMES = 99
+MAX_STAKE = 1000
+MAX_VACATION_DAYS = 365
+MOVE_CLOCK_RANGE = (timedelta(hours=1), timedelta(days=30))
+TIME_BANK_RANGE = (timedelta(0), timedelta(days=90))
+
+
+class Format(StrEnum):
+    """What an invitation plays: SPEC §2's formats."""
+
+    SINGLE = "single"
+    MATCH = "match"
+    MONEY = "money"
+    GAMES = "games"
+
+
+@dataclass(frozen=True)
+class GameOptions:
+    """Format and options of an invitation; None clocks and language mean the service default."""
+
+    kind: Format = Format.SINGLE
+    length: int | None = 1
+    """Match points for a match, number of games for a series, 1 for single, None for money."""
+    stake: int = 1
+    move_clock: timedelta | None = None
+    time_bank: timedelta | None = None
+    beaver: bool = False
+    jacoby: bool = False
+    rated: bool = True
+    language: str | None = None
+
+
+@dataclass(frozen=True)
+class Invite:
+    address: str
+    options: GameOptions = field(default_factory=GameOptions)
+
+
+@dataclass(frozen=True)
+class PlayAssistant:
+    options: GameOptions = field(default_factory=GameOptions)
+
+
+@dataclass(frozen=True)
+class Accept:
+    """accept/annehmen: an invitation, or a pending double (the service decides by context)."""
+
+
+@dataclass(frozen=True)
+class Decline:
+    """decline/ablehnen: an invitation, or drop a pending double (the service decides)."""
+
+
+@dataclass(frozen=True)
+class Move:
+    text: str
+    """As written: the service reads it in the player's numbering."""
+
+
+@dataclass(frozen=True)
+class Roll:
+    pass
+
+
+@dataclass(frozen=True)
+class Double:
+    pass
+
+
+@dataclass(frozen=True)
+class Take:
+    pass
+
+
+@dataclass(frozen=True)
+class Drop:
+    pass
+
+
+@dataclass(frozen=True)
+class Beaver:
+    pass
+
+
+@dataclass(frozen=True)
+class Resign:
+    pass
+
+
+@dataclass(frozen=True)
+class Remis:
+    pass
+
+
+@dataclass(frozen=True)
+class Rematch:
+    pass
+
+
+@dataclass(frozen=True)
+class Board:
+    pass
+
+
+@dataclass(frozen=True)
+class Games:
+    pass
+
+
+@dataclass(frozen=True)
+class Ratings:
+    pass
+
+
+@dataclass(frozen=True)
+class Language:
+    code: str
+
+
+@dataclass(frozen=True)
+class SetNumbering:
+    kind: Numbering
+
+
+@dataclass(frozen=True)
+class Vacation:
+    days: int
+
+
+@dataclass(frozen=True)
+class Stop:
+    pass
+
+
+@dataclass(frozen=True)
+class Help:
+    pass
+
+
+@dataclass(frozen=True)
+class Note:
+    """Personal words for the opponent, passed on in their next mail."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class CommandError:
+    """A line meant as a command that cannot be carried out as written (codes: module doc)."""
+
+    line: str
+    code: str
+    details: str = ""
+
+
+Command = (
+    Invite | PlayAssistant | Accept | Decline | Move | Roll | Double | Take | Drop | Beaver
+    | Resign | Remis | Rematch | Board | Games | Ratings | Language | SetNumbering | Vacation
+    | Stop | Help | Note | CommandError
+)
+
+_ALONE: dict[str, Command] = {
+    **dict.fromkeys(("accept", "annehmen"), Accept()),
+    **dict.fromkeys(("decline", "ablehnen"), Decline()),
+    **dict.fromkeys(("roll", "würfeln", "wuerfeln"), Roll()),
+    **dict.fromkeys(("double", "doppeln"), Double()),
+    "take": Take(),
+    **dict.fromkeys(("drop", "pass"), Drop()),
+    **dict.fromkeys(("beaver", "biber"), Beaver()),
+    **dict.fromkeys(("$quit", "$aufgeben"), Resign()),
+    "$remis": Remis(),
+    **dict.fromkeys(("rematch", "revanche"), Rematch()),
+    **dict.fromkeys(("board", "brett"), Board()),
+    **dict.fromkeys(("games", "spiele"), Games()),
+    **dict.fromkeys(("ratings", "rangliste"), Ratings()),
+    **dict.fromkeys(("stop", "stopp"), Stop()),
+    **dict.fromkeys(("help", "hilfe"), Help()),
+}
+_LANGUAGES = {
+    **dict.fromkeys(("de", "deutsch", "german"), "de"),
+    **dict.fromkeys(("en", "englisch", "english"), "en"),
+}
+_NUMBERINGS = {
+    **dict.fromkeys(("own", "eigene", "eigen"), Numbering.OWN),
+    **dict.fromkeys(("fixed", "feste", "fest"), Numbering.FIXED),
+}
+_LANGUAGE_WORDS = ("lang", "sprache")
+_NUMBERING_WORDS = ("numbering", "zählung", "zaehlung")
+_VACATION_WORDS = ("vacation", "urlaub")
+_DAY_WORDS = ("day", "days", "tag", "tage")
+_INVITE_WORDS = ("invite", "einladen")
+_PLAY_WORDS = ("play", "gegen")
+_ASSISTANT_WORDS = ("assistant", "assistent")
+
+_FORMAT_WORDS = {
+    **dict.fromkeys(("single", "einzel"), Format.SINGLE),
+    **dict.fromkeys(("match", "partie"), Format.MATCH),
+    **dict.fromkeys(("money", "geld"), Format.MONEY),
+    **dict.fromkeys(("games", "spiele"), Format.GAMES),
+}
+_FORMAT_LIMITS = {Format.MATCH: (MAX_MATCH_LENGTH, "match-length"), Format.GAMES: (MAX_GAMES, "games-count")}
+_FLAG_WORDS = {
+    **dict.fromkeys(("beaver", "biber"), "beaver"),
+    "jacoby": "jacoby",
+    **dict.fromkeys(("unrated", "ungewertet"), "unrated"),
+}
+_CLOCK_WORDS = ("clock", "uhr")
+_STAKE_WORDS = ("stake", "einsatz")
+
+_ADDRESS = re.compile(r"[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+")
+_DURATION = r"(\d{1,4})([dth])"
+_CLOCK = re.compile(rf"{_DURATION}(?:/{_DURATION})?")
+_UNIT = {"d": timedelta(days=1), "t": timedelta(days=1), "h": timedelta(hours=1)}
+
+
+def parse_commands(new_text: str, subject: str = "") -> list[Command]:
+    """The commands, moves, notes and errors of a mail, in the order written.
+
+    ``subject`` (already without ``Re:``-style prefixes) is read only when ``new_text`` is empty.
+    """
+    if not new_text.strip():
+        from_subject = _read_line(subject.strip()) if subject.strip() else None
+        return [from_subject] if from_subject and not isinstance(from_subject, Note) else []
+    commands: list[Command] = []
+    blank_before = False
+    for raw_line in new_text.splitlines():
+        line = raw_line.strip()
+        if not line:
+            blank_before = True
+            continue
+        command = _read_line(line)
+        if isinstance(command, Note) and commands and isinstance(commands[-1], Note):
+            separator = "\n\n" if blank_before else "\n"
+            command = Note(commands.pop().text + separator + command.text)
+        commands.append(command)
+        blank_before = False
+    return commands
+
+
+def _read_line(line: str) -> Command:
+    """One non-blank line: a command, an error, a move or a note."""
+    line = unicodedata.normalize("NFC", line)
+    words = line.lower().rstrip(".!").split()
+    if not words:
+        return Note(line)
+    if len(words) == 1 and words[0] in _ALONE:
+        return _ALONE[words[0]]
+    keyword, arguments = words[0], words[1:]
+    if keyword in _LANGUAGE_WORDS and len(arguments) <= 1:
+        return _language_command(line, arguments)
+    if keyword in _NUMBERING_WORDS and len(arguments) <= 1:
+        return _numbering_command(line, arguments)
+    if keyword in _VACATION_WORDS and (
+        len(arguments) <= 1 or (len(arguments) == 2 and arguments[1] in _DAY_WORDS)
+    ):
+        return _vacation_command(line, arguments)
+    if keyword in _INVITE_WORDS:
+        return _invite_command(line, arguments)
+    if keyword in _PLAY_WORDS and arguments and arguments[0] in _ASSISTANT_WORDS:
+        options = _game_options(line, arguments[1:])
+        return options if isinstance(options, CommandError) else PlayAssistant(options)
+    if len(words) == 1 and keyword.startswith("$"):
+        return CommandError(line, "unknown-command", keyword)
+    if looks_like_play(line):
+        return Move(line)
+    return Note(line)
+
+
+def _first(arguments: list[str]) -> str:
+    return arguments[0] if arguments else ""
+
+
+def _language_command(line: str, arguments: list[str]) -> Command:
+    code = _LANGUAGES.get(_first(arguments))
+    return Language(code) if code else CommandError(line, "language", _first(arguments))
+
+
+def _numbering_command(line: str, arguments: list[str]) -> Command:
+    kind = _NUMBERINGS.get(_first(arguments))
+    return SetNumbering(kind) if kind else CommandError(line, "numbering", _first(arguments))
+
+
+def _vacation_command(line: str, arguments: list[str]) -> Command:
+    days = _whole_number(_first(arguments), MAX_VACATION_DAYS)
+    return Vacation(days) if days else CommandError(line, "vacation-days", _first(arguments))
+
+
+def _invite_command(line: str, arguments: list[str]) -> Command:
+    address = _first(arguments).removeprefix("mailto:").strip("<>,;")
+    if not _ADDRESS.fullmatch(address):
+        return CommandError(line, "invite-address", _first(arguments))
+    rest = arguments[1:]
+    if rest and rest[0].strip("<>[]()").removeprefix("mailto:") == address:
+        rest = rest[1:]  # Outlook's plain text repeats a linked address as <mailto:…>
+    options = _game_options(line, rest)
+    return options if isinstance(options, CommandError) else Invite(address, options)
+
+
+def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
+    """Read format and options in any order; the checks that need all of them come last."""
+    settings: dict[str, object] = {}
+    money_only_word = ""
+    words = [word for word in re.split(r"[\s,;]+", " ".join(words)) if word]
+    position = 0
+    while position < len(words):
+        word = words[position]
+        value = words[position + 1] if position + 1 < len(words) else ""
+        position += 1
+        if word in _FORMAT_WORDS:
+            if "kind" in settings:
+                return CommandError(line, "format-conflict", word)
+            kind = settings["kind"] = _FORMAT_WORDS[word]
+            if kind in _FORMAT_LIMITS:
+                maximum, code = _FORMAT_LIMITS[kind]
+                if not (length := _whole_number(value, maximum)):
+                    return CommandError(line, code, value)
+                settings["length"] = length
+                position += 1
+            else:
+                settings["length"] = None if kind is Format.MONEY else 1
+        elif word in _FLAG_WORDS:
+            flag = _FLAG_WORDS[word]
+            settings["rated" if flag == "unrated" else flag] = flag != "unrated"
+            money_only_word = money_only_word or (word if flag != "unrated" else "")
+        elif word in _CLOCK_WORDS:
+            clocks = _clocks(value)
+            if clocks is None:
+                return CommandError(line, "clock", value)
+            settings["move_clock"], settings["time_bank"] = clocks
+            position += 1
+        elif word in _STAKE_WORDS:
+            if not (stake := _whole_number(value, MAX_STAKE)):
+                return CommandError(line, "stake", value)
+            settings["stake"] = stake
+            money_only_word = money_only_word or word
+            position += 1
+        elif word in _LANGUAGE_WORDS:
+            if value not in _LANGUAGES:
+                return CommandError(line, "language", value)
+            settings["language"] = _LANGUAGES[value]
+            position += 1
+        else:
+            return CommandError(line, "unknown-option", word)
+    if money_only_word and settings.get("kind") is not Format.MONEY:
+        return CommandError(line, "money-only", money_only_word)
+    return GameOptions(**settings)  # type: ignore[arg-type]
+
+
+def _whole_number(text: str, maximum: int) -> int | None:
+    """A number from 1 to ``maximum`` written in digits, or None."""
+    return int(text) if text.isdigit() and text.isascii() and 1 <= int(text) <= maximum else None
+
+
+def _clocks(text: str) -> tuple[timedelta, timedelta | None] | None:
+    """Move clock and time bank from ``3d/14d`` (or just ``3d``), or None when not sensible."""
+    match = _CLOCK.fullmatch(text)
+    if not match:
+        return None
+    move_clock = int(match[1]) * _UNIT[match[2]]
+    time_bank = int(match[3]) * _UNIT[match[4]] if match[3] else None
+    if not MOVE_CLOCK_RANGE[0] <= move_clock <= MOVE_CLOCK_RANGE[1]:
+        return None
+    if time_bank is not None and not TIME_BANK_RANGE[0] <= time_bank <= TIME_BANK_RANGE[1]:
+        return None
+    return move_clock, time_bank
