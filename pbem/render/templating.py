@@ -103,7 +103,7 @@ def _check_language(language: str) -> None:
         raise ValueError(f"no texts in language {language!r}; there are {', '.join(LANGUAGES)}")
 
 
-def render(name: str, language: str, **context: Any) -> str:
+def render(name: str, language: str, /, **context: Any) -> str:
     """``templates/<language>/<name>`` rendered with ``context``; an error if it does not exist."""
     _check_language(language)
     template = environment().get_template(f"{language}/{name}")
