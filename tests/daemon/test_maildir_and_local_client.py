@@ -1,0 +1,157 @@
+"""The Maildir source and sink, and the terminal mail client behind `pbem send` / `pbem outbox`."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import time
+from email.parser import BytesParser
+from email.policy import default as default_policy
+
+import pytest
+
+from pbem.cli import main
+from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, list_outbox, quote
+from pbem.mail.sinks import MaildirSink, outbox_file_name
+from pbem.mail.sources import DONE_FOLDER, FAILED_FOLDER, MaildirSource
+
+
+def raw_mail(message_id: str, text: str = "hi") -> bytes:
+    message = compose_mail("alice@example.org", "backgammon@localhost", "s", text)
+    message.replace_header("Message-ID", message_id)
+    return message.as_bytes()
+
+
+def test_source_reads_new_and_cur_oldest_first_and_moves_done_and_failed(tmp_path):
+    source = MaildirSource(tmp_path / "inbox")
+    (tmp_path / "inbox" / "new" / "b").write_bytes(b"second")
+    (tmp_path / "inbox" / "cur" / "a:2,S").write_bytes(b"first")
+    later = time.time() + 5
+    os.utime(tmp_path / "inbox" / "new" / "b", (later, later))
+    messages = asyncio.run(source.fetch())
+    assert [(m.key, m.raw) for m in messages] == [("cur/a:2,S", b"first"), ("new/b", b"second")]
+    asyncio.run(source.mark_done("cur/a:2,S"))
+    asyncio.run(source.mark_done("cur/a:2,S"))  # twice is harmless
+    asyncio.run(source.mark_failed("new/b", "unreadable"))
+    assert asyncio.run(source.fetch()) == []
+    assert (tmp_path / "inbox" / DONE_FOLDER / "cur" / "a:2,S").read_bytes() == b"first"
+    assert (tmp_path / "inbox" / FAILED_FOLDER / "cur" / "b").read_bytes() == b"second"
+
+
+def test_source_wait_for_mail_wakes_on_arrival_and_times_out(tmp_path):
+    source = MaildirSource(tmp_path / "inbox")
+
+    async def scenario() -> tuple[float, float]:
+        started = time.monotonic()
+        await source.wait_for_mail(0.3)
+        idle = time.monotonic() - started
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.2, (tmp_path / "inbox" / "new" / "m").write_bytes, b"x")
+        started = time.monotonic()
+        await source.wait_for_mail(10)
+        return idle, time.monotonic() - started
+
+    idle, woken = asyncio.run(scenario())
+    assert 0.3 <= idle < 1.0
+    assert woken < 1.0
+
+
+def test_sink_names_files_by_message_id_so_a_resend_replaces(tmp_path):
+    sink = MaildirSink(tmp_path / "outbox")
+    first = raw_mail("<one@x>", "first")
+    asyncio.run(sink.send(first, "backgammon@localhost", ["alice@example.org"]))
+    asyncio.run(sink.send(first, "backgammon@localhost", ["alice@example.org"]))
+    asyncio.run(sink.send(raw_mail("<two@x>"), "backgammon@localhost", ["alice@example.org"]))
+    names = sorted(path.name for path in (tmp_path / "outbox" / "new").iterdir())
+    assert names == sorted([outbox_file_name("<one@x>"), outbox_file_name("<two@x>")])
+    assert list((tmp_path / "outbox" / "tmp").iterdir()) == []
+
+
+def test_compose_mail_has_the_headers_of_a_mail_client():
+    message = compose_mail("Jörg <joerg@example.org>", "backgammon@localhost", "Einladung", "einladen bob@x\n")
+    parsed = BytesParser(policy=default_policy).parsebytes(message.as_bytes())
+    for header in ("Date", "Message-ID", "MIME-Version", "From", "To", "Subject"):
+        assert parsed[header], header
+    assert parsed.get_content_type() == "text/plain" and parsed.get_content_charset() == "utf-8"
+    assert parsed["Message-ID"].endswith("@example.org>")
+    assert parsed.get_content() == "einladen bob@x\n"
+
+
+def test_compose_reply_threads_and_quotes_the_original():
+    original = compose_mail("Backgammon by Mail <backgammon@localhost>", "alice@example.org",
+                            "Your turn", "Board\n\nPosition ID: 4HPwATDgc/ABMA\n")
+    original["Reply-To"] = "backgammon+token@localhost"
+    original["References"] = "<older@localhost>"
+    reply = compose_reply("alice@example.org", original, "24/18 13/9")
+    assert reply["To"] == "backgammon+token@localhost"
+    assert reply["Subject"] == "Re: Your turn"
+    assert reply["In-Reply-To"] == original["Message-ID"]
+    assert reply["References"] == f"<older@localhost> {original['Message-ID']}"
+    text = reply.get_content()
+    assert text.startswith("24/18 13/9\n\nOn ")
+    assert f"{original['Date']}, Backgammon by Mail <backgammon@localhost> wrote:\n" in text
+    assert text.endswith("> Board\n>\n> Position ID: 4HPwATDgc/ABMA\n")
+    assert compose_reply("a@x.org", reply, "again")["Subject"] == "Re: Your turn"
+
+
+def test_reply_goes_to_from_without_reply_to():
+    original = compose_mail("backgammon@localhost", "alice@example.org", "Hi", "x")
+    assert compose_reply("alice@example.org", original, "y")["To"] == "backgammon@localhost"
+
+
+def test_quote():
+    assert quote("a\n\nb\n") == "> a\n>\n> b\n"
+
+
+def test_send_and_outbox_commands(config, config_file, capsys):
+    assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--subject", "hi",
+                 "invite bob@example.org"]) == 0
+    dropped = capsys.readouterr().out.strip()
+    assert dropped.startswith(str(config.inbox_dir / "new"))
+    sent = BytesParser(policy=default_policy).parsebytes(open(dropped, "rb").read())
+    assert sent["To"] == "backgammon@localhost" and sent["From"] == "alice@example.org"
+
+    assert main(["outbox", "--config", str(config_file)]) == 1
+    assert "no mail" in capsys.readouterr().err
+    answers = [compose_mail("backgammon@localhost", to, subject, f"text of {subject}")
+               for to, subject in (("alice@example.org", "one"), ("bob@example.org", "two"),
+                                   ("alice@example.org", "three"))]
+    for answer in answers:
+        asyncio.run(MaildirSink(config.outbox_dir).send(answer.as_bytes(), "backgammon@localhost", []))
+        time.sleep(0.01)
+    assert [e.message["Subject"] for e in list_outbox(config.outbox_dir, "Alice@Example.org")] == ["one", "three"]
+
+    assert main(["outbox", "--config", str(config_file)]) == 0
+    listing = capsys.readouterr().out
+    assert listing.index("one") < listing.index("two") < listing.index("three")
+    assert str(config.outbox_dir / "new") in listing
+
+    assert main(["outbox", "--config", str(config_file), "--to", "alice@example.org", "--last"]) == 0
+    latest = capsys.readouterr().out
+    assert "Subject: three" in latest and "text of three" in latest
+
+    [latest_path] = [e.path for e in list_outbox(config.outbox_dir) if e.message["Subject"] == "three"]
+    assert main(["send", "--config", str(config_file), "--from", "alice@example.org",
+                 "--reply-to", str(latest_path), "24/18 13/9"]) == 0
+    reply_path = capsys.readouterr().out.strip()
+    reply = BytesParser(policy=default_policy).parsebytes(open(reply_path, "rb").read())
+    assert reply["Subject"] == "Re: three" and reply["In-Reply-To"] == answers[2]["Message-ID"]
+    assert "> text of three" in reply.get_content()
+
+
+def test_send_reads_standard_input_and_rejects_a_bad_sender(config, config_file, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("roll\n"))
+    assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "-"]) == 0
+    dropped = capsys.readouterr().out.strip()
+    assert BytesParser(policy=default_policy).parsebytes(open(dropped, "rb").read()).get_content() == "roll\n"
+    assert main(["send", "--config", str(config_file), "--from", "not an address", "x"]) == 2
+    assert "--from" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["serve"], ["send", "--from", "a@b.org", "x"], ["outbox"]])
+def test_commands_report_a_bad_config_file(tmp_path, capsys, command):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[service]\nlanguage = 'fr'\n")
+    assert main([*command, "--config", str(bad)]) == 2
+    assert f"{bad}: [service] language" in capsys.readouterr().err
