@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
-from pbem.render.templating import render
+from pbem.render.templating import format_dice, render
 from pbem.rules.moves import BAR_POINT, OFF, Play
 from pbem.rules.notation import Colour, Numbering, format_play, own_point, point_label
 from pbem.rules.position import BAR as BAR_INDEX
@@ -137,6 +138,7 @@ def _player(view: BoardView, who: Who) -> dict[str, object]:
 
 
 def _other(colour: Colour) -> Colour:
+    """The opponent's colour."""
     return Colour.BLACK if colour is Colour.WHITE else Colour.WHITE
 
 
@@ -147,15 +149,26 @@ def _short(name: str) -> str:
 
 
 def _last_move_text(view: BoardView) -> str | None:
-    """The opponent's last play as they would write it in the viewer's numbering."""
+    """The opponent's last play in the viewer's numbering, as GNU Backgammon writes it.
+
+    In the own numbering that is the opponent's own point numbers (24/18), as gnubg shows
+    both players' moves; in the fixed numbering the numbers are the same for both players.
+    """
     if view.last_move is None:
         return None
     return format_play(view.last_move.before, view.last_move.play, view.numbering,
                        _other(view.colour))
 
 
-def _marks(view: BoardView) -> tuple[dict[int, int], dict[int, int]]:
-    """Checkers of the opponent's last play that left / reached each viewer point (25 = bar).
+class _Marks(NamedTuple):
+    """How many checkers of the opponent's last play left / reached each viewer point."""
+
+    departed: dict[int, int]
+    arrived: dict[int, int]
+
+
+def _marks(view: BoardView) -> _Marks:
+    """The marks of the opponent's last play, by the viewer's own point (25 = bar).
 
     A point a checker only passed through is not marked: it both left and reached it.
     """
@@ -165,7 +178,7 @@ def _marks(view: BoardView) -> tuple[dict[int, int], dict[int, int]]:
         net[end] = net.get(end, 0) - 1
     departed = {_viewer_point(p): n for p, n in net.items() if n > 0 and p != OFF}
     arrived = {_viewer_point(p): -n for p, n in net.items() if n < 0 and p != OFF}
-    return departed, arrived
+    return _Marks(departed, arrived)
 
 
 def _viewer_point(opponent_point: int) -> int:
@@ -187,23 +200,21 @@ def _stack(count: int, symbol: str, departed: int = 0, arrived: int = 0) -> list
     return places + [""] * (ROWS - len(places))
 
 
-def _point_stack(
-    view: BoardView, label: int, marks: tuple[dict[int, int], dict[int, int]]
-) -> list[str]:
+def _point_stack(view: BoardView, label: int, marks: _Marks) -> list[str]:
     """The places of the point labelled ``label``; only the opponent's arrivals are marked."""
     point = own_point(label, view.numbering, view.colour)
     mine, theirs = view.position.mover[point - 1], view.position.opponent[24 - point]
-    departed, arrived = marks
+    departed = marks.departed.get(point, 0)
     if mine:
-        return _stack(mine, _VIEWER, departed.get(point, 0))
-    return _stack(theirs, _OPPONENT, departed.get(point, 0), arrived.get(point, 0))
+        return _stack(mine, _VIEWER, departed)
+    return _stack(theirs, _OPPONENT, departed, marks.arrived.get(point, 0))
 
 
 def _grid(view: BoardView, layout: _Layout, viewer_home_on_top: bool) -> list[str]:
     """The ASCII board: labels, borders, two halves of :data:`ROWS` rows and the bar row."""
     marks = _marks(view)
     viewer_bar = _stack(view.position.mover[BAR_INDEX], _VIEWER)
-    opponent_bar = _stack(view.position.opponent[BAR_INDEX], _OPPONENT, marks[0].get(BAR_POINT, 0))
+    opponent_bar = _stack(view.position.opponent[BAR_INDEX], _OPPONENT, marks.departed.get(BAR_POINT, 0))
     top_bar, bottom_bar = (
         (viewer_bar, opponent_bar) if viewer_home_on_top else (opponent_bar, viewer_bar)
     )
@@ -220,7 +231,7 @@ def _grid(view: BoardView, layout: _Layout, viewer_home_on_top: bool) -> list[st
         return (margin(index) + "|" + "".join(cells[:_HALF]) + "|" + _cell(bar[place]) + "|"
                 + "".join(cells[_HALF:]) + "|")
 
-    dice = f"{view.dice[0]}-{view.dice[1]}" if view.dice else ""
+    dice = format_dice(view.dice) if view.dice else ""
     border = " " * _MARGIN + "+" + "-" * 3 * _HALF + "+---+" + "-" * 3 * _HALF + "+"
     lines = [_labels(layout.top), border]
     lines += [row(place, top, top_bar, place) for place in range(ROWS)]
