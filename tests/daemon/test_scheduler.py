@@ -1,0 +1,82 @@
+"""The daemon's run loop in-process: jobs never overlap themselves, errors do not stop it, stop is clean."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from datetime import timedelta
+
+import pytest
+
+from pbem.daemon.pipeline import MailPipeline
+from pbem.daemon.scheduler import Daemon, PeriodicJob, application_handler, ignore_mail
+from pbem.mail.sinks import MaildirSink
+from pbem.mail.sources import MaildirSource
+
+
+def make_daemon(engine, config, jobs=()) -> Daemon:
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir), ignore_mail)
+    return Daemon(pipeline, poll_interval=60, jobs=jobs)
+
+
+def test_a_periodic_job_never_runs_concurrently_with_itself_and_errors_are_logged(engine, config, caplog):
+    running = 0
+    overlaps = []
+    runs = 0
+
+    async def slow_and_sometimes_failing() -> None:
+        nonlocal running, runs
+        running += 1
+        overlaps.append(running)
+        runs += 1
+        await asyncio.sleep(0.25)
+        running -= 1
+        if runs == 1:
+            raise ValueError("first run fails")
+
+    async def scenario() -> None:
+        daemon = make_daemon(engine, config, [PeriodicJob("clocks", slow_and_sometimes_failing,
+                                                          timedelta(seconds=0.05))])
+        asyncio.get_running_loop().call_later(1.2, daemon.request_stop)
+        await daemon.run()
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(scenario())
+    assert runs >= 2 and max(overlaps) == 1
+    assert "clocks: ValueError: first run fails" in caplog.text
+
+
+def test_sigterm_stops_the_run_loop(engine, config):
+    async def scenario() -> None:
+        daemon = make_daemon(engine, config)
+        asyncio.get_running_loop().call_later(0.3, os.kill, os.getpid(), signal.SIGTERM)
+        await asyncio.wait_for(daemon.run(), timeout=10)
+
+    asyncio.run(scenario())
+
+
+def test_job_names_are_unique(engine, config):
+    daemon = make_daemon(engine, config)
+    job = PeriodicJob("read-inbox", lambda: asyncio.sleep(0), timedelta(seconds=1))
+    with pytest.raises(ValueError, match="read-inbox"):
+        daemon.add_periodic_job(job)
+
+
+def test_without_a_game_service_mail_is_recorded_and_ignored(config, monkeypatch):
+    monkeypatch.delenv("PBEM_TEST_HANDLER", raising=False)
+    handler = application_handler(config)
+    try:
+        import pbem.service  # noqa: F401  (the game service, once written)
+        has_service = hasattr(pbem.service, "handle_mail")
+    except ImportError:
+        has_service = False
+    assert (handler is ignore_mail) != has_service
+
+
+def test_a_test_handler_can_be_named_in_the_environment(config, monkeypatch):
+    monkeypatch.setenv("PBEM_TEST_HANDLER", "echo_handlers:echo")
+    import echo_handlers
+
+    assert application_handler(config) is echo_handlers.echo
