@@ -55,10 +55,9 @@ class Daemon:
                  jobs: Sequence[PeriodicJob] = ()) -> None:
         self.pipeline = pipeline
         self.poll_interval = poll_interval
-        self._jobs: list[PeriodicJob] = [
-            PeriodicJob("read-inbox", self._read_inbox, timedelta(seconds=poll_interval)),
-            PeriodicJob("flush-outbox", self._flush_outbox, OUTBOX_INTERVAL),
-        ]
+        self._inbox_job = PeriodicJob("read-inbox", self._read_inbox, timedelta(seconds=poll_interval))
+        self._outbox_job = PeriodicJob("flush-outbox", self._flush_outbox, OUTBOX_INTERVAL)
+        self._jobs: list[PeriodicJob] = [self._inbox_job, self._outbox_job]
         self._locks: dict[str, asyncio.Lock] = {}
         self._stop_requested = asyncio.Event()
         for job in jobs:
@@ -100,19 +99,20 @@ class Daemon:
             for signal_number in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signal_number)
 
-    async def _exclusively(self, job: PeriodicJob) -> None:
-        """Run `job` unless stopping; one run at a time; an error is logged and the daemon goes on."""
+    async def _exclusively(self, job: PeriodicJob) -> bool:
+        """Run `job` unless stopping, one run at a time; False when it raised (logged; the daemon goes on)."""
         async with self._locks[job.name]:
             if self._stop_requested.is_set():
-                return
+                return True
             try:
                 await job.run()
             except Exception as exc:
                 log.error("%s: %s: %s", job.name, type(exc).__name__, exc)
+                return False
+            return True
 
     async def _watch_inbox(self) -> None:
         """Handle mail as soon as the source says it arrived, rather than at the next poll."""
-        inbox_job = self._jobs[0]
         while not self._stop_requested.is_set():
             arrival = asyncio.ensure_future(self.pipeline.source.wait_for_mail(self.poll_interval))
             stop = asyncio.ensure_future(self._stop_requested.wait())
@@ -120,16 +120,17 @@ class Daemon:
             for future in pending:
                 future.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-            if arrival in done and arrival.exception() is not None:
-                log.error("inbox: waiting for mail failed: %s", arrival.exception())
+            if stop in done:
+                return
+            if arrival.exception() is not None:
+                log.error("read-inbox: waiting for mail failed: %s", arrival.exception())
                 await asyncio.sleep(ERROR_PAUSE_SECONDS)
-                continue
-            if stop not in done:
-                await self._exclusively(inbox_job)
+            elif not await self._exclusively(self._inbox_job):
+                await asyncio.sleep(ERROR_PAUSE_SECONDS)  # mail that cannot be handled must not spin the loop
 
     async def _read_inbox(self) -> None:
         if await self.pipeline.read_inbox():
-            await self._exclusively(self._jobs[1])
+            await self._exclusively(self._outbox_job)
 
     async def _flush_outbox(self) -> None:
         await self.pipeline.flush_outbox()

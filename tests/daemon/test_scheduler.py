@@ -80,3 +80,37 @@ def test_a_test_handler_can_be_named_in_the_environment(config, monkeypatch):
     import echo_handlers
 
     assert application_handler(config) is echo_handlers.echo
+
+
+class BrokenSource:
+    """Always says mail is there, and fails to read it."""
+
+    def __init__(self) -> None:
+        self.fetches = 0
+
+    async def fetch(self):
+        self.fetches += 1
+        raise OSError("disk on fire")
+
+    async def wait_for_mail(self, timeout: float) -> None:
+        return None
+
+    async def mark_done(self, key: str) -> None: ...
+
+    async def mark_failed(self, key: str, reason: str) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def test_a_failing_inbox_does_not_spin_or_stop_the_daemon(engine, config, caplog):
+    source = BrokenSource()
+
+    async def scenario() -> None:
+        daemon = Daemon(MailPipeline(engine, source, MaildirSink(config.outbox_dir), ignore_mail), poll_interval=60)
+        asyncio.get_running_loop().call_later(1.5, daemon.request_stop)
+        await daemon.run()
+
+    with caplog.at_level(logging.ERROR):
+        asyncio.run(scenario())
+    assert 2 <= source.fetches <= 4
+    assert "read-inbox: OSError: disk on fire" in caplog.text
