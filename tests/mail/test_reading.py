@@ -2,11 +2,14 @@
 service mail with a board, identifiers and an example move, none of which may leak."""
 
 import re
+from email.parser import BytesParser
+from email.policy import default as default_policy
 from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
 
+from pbem.commands import Accept, Double, Move, Note, Rematch, Roll, Take, parse_commands
 from pbem.mail.reading import (
     TOKEN_PATTERN,
     UnreadableMail,
@@ -262,3 +265,41 @@ def test_a_wrong_charset_label_does_not_lose_the_text() -> None:
     assert read_mail(raw, SERVICE).new_text == "würfeln"
     latin = raw.replace("würfeln".encode(), "würfeln".encode("latin-1")).replace(b"x-unknown", b"utf-8")
     assert read_mail(latin, SERVICE).new_text == "würfeln"
+
+
+@pytest.mark.parametrize("fixture", ["gmail_en.eml", "gmail_de.eml"])
+def test_the_html_alternative_reads_as_the_plain_part(fixture: str) -> None:
+    raw = (FIXTURES / fixture).read_bytes()
+    message = BytesParser(policy=default_policy).parsebytes(raw)
+    html = message.get_body(preferencelist=("html",)).get_content()
+    assert new_text(html_to_text(html)) == read_mail(raw, SERVICE).new_text
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected"),
+    [
+        ("gmail_en.eml", [Move("24/14"), Note("Nice opening, Anna!")]),
+        ("gmail_de.eml", [Note("Hallo Anna,"), Roll()]),
+        ("outlook_en.eml", [Double(), Note("Bob")]),
+        ("outlook_de_latin1.eml", [Note("Schöner Zug übrigens!"), Accept()]),
+        ("outlook_html_only.eml", [Move("13/7(2) 8/2(2)"), Note("Ätsch, ein Pasch!")]),
+        ("apple_en.eml", [Take()]),
+        ("apple_de_base64.eml", [Move("8/5* 6/5"), Note("Das tat weh, oder?")]),
+        ("thunderbird_html.eml", [Rematch(), Note("That was close & fun.")]),
+    ],
+)
+def test_fixture_replies_give_the_commands_meant(fixture: str, expected: list[object]) -> None:
+    mail = read_mail((FIXTURES / fixture).read_bytes(), SERVICE)
+    assert parse_commands(mail.new_text, subject_text(mail.subject)) == expected
+
+
+def test_an_empty_reply_is_read_from_its_subject() -> None:
+    mail = read_mail(_mail(PERSON, "\n").replace(b"Subject: x", b"Subject: Re: AW: roll"), SERVICE)
+    assert mail.new_text == ""
+    assert parse_commands(mail.new_text, subject_text(mail.subject)) == [Roll()]
+
+
+def test_flowed_text_with_delsp_joins_without_the_space() -> None:
+    headers = f"{PERSON}\nContent-Type: text/plain; charset=utf-8; format=flowed; delsp=yes"
+    body = "a long note that the client bro \nke in two\n> quoted soft \n> break\nroll\n"
+    assert read_mail(_mail(headers, body), SERVICE).new_text == "a long note that the client broke in two\nroll"
