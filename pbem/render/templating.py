@@ -16,6 +16,7 @@ language or a player's numbering read it from there:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from functools import cache
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 import jinja2
 
+from pbem import commands
 from pbem.rules.notation import Colour, Numbering, point_name
 
 LANGUAGES = ("de", "en")
@@ -37,6 +39,15 @@ def _template_dir() -> Path:
 
 TEMPLATE_DIR = _template_dir()
 REASONS_TEMPLATE = "reasons.txt"
+COMMAND_LIMITS = {
+    "match_length": commands.MAX_MATCH_LENGTH,
+    "games": commands.MAX_GAMES,
+    "stake": commands.MAX_STAKE,
+    "vacation_days": commands.MAX_VACATION_DAYS,
+    "move_clock": commands.MOVE_CLOCK_RANGE,
+    "time_bank": commands.TIME_BANK_RANGE,
+}
+"""The limits the command errors mention, as ``limits`` in ``reasons.txt``."""
 
 _UNITS = {
     "en": {"day": ("day", "days"), "hour": ("hour", "hours"), "minute": ("minute", "minutes")},
@@ -111,31 +122,56 @@ def render(name: str, language: str, /, **context: Any) -> str:
 
 
 def explain(
-    code: str, details: dict[str, Any], language: str, numbering: Numbering, colour: Colour
+    code: str,
+    details: Mapping[str, Any] | str,
+    language: str,
+    numbering: Numbering,
+    colour: Colour,
 ) -> str:
     """The reason for an error ``code`` worded for a player, points in their numbering.
 
-    Each code is a macro of ``templates/<language>/reasons.txt`` taking the error's details as
-    one argument; points in the details are in the mover's own numbering.  A code without a
-    macro gets the generic ``unknown`` sentence naming the code, never an English fallback.
+    Each code is a macro of ``templates/<language>/reasons.txt`` named :func:`reason_name`,
+    taking the error's details as one argument ``d``; details given as one string
+    (:class:`pbem.commands.CommandError`) are ``d.value``.  Points in the details are in the
+    mover's own numbering.  A code without a macro gets the generic ``unknown`` sentence naming
+    the code, never an English fallback.
     """
-    _check_language(language)
-    template = environment().get_template(f"{language}/{REASONS_TEMPLATE}")
-    reasons = template.make_module(
-        {"language": language, "numbering": numbering.value, "colour": colour.value}
-    )
-    macro = getattr(reasons, code, None) if code.isidentifier() else None
+    reasons = _reasons(language, numbering, colour)
+    name = reason_name(code)
+    macro = getattr(reasons, name, None) if name.isidentifier() else None
     if not isinstance(macro, jinja2.runtime.Macro):
         return str(reasons.unknown(code)).strip()
-    return str(macro(details)).strip()
+    worded = macro({"value": details} if isinstance(details, str) else dict(details))
+    return str(worded).strip()
 
 
-def reason_codes(language: str) -> frozenset[str]:
-    """The codes worded in ``language`` (for tests and for a check at start-up)."""
+def reason_name(code: str) -> str:
+    """The macro name of an error code: ``invite-address`` is ``reason_invite_address``.
+
+    The prefix keeps codes like ``language`` or ``numbering`` from hiding the template
+    variables of the same name that the filters read.
+    """
+    return "reason_" + code.replace("-", "_")
+
+
+def reason_names(language: str) -> frozenset[str]:
+    """The macro names of the codes worded in ``language`` (for tests and start-up checks)."""
+    reasons = _reasons(language, Numbering.OWN, Colour.WHITE)
+    return frozenset(
+        name for name in dir(reasons)
+        if name.startswith("reason_") and isinstance(getattr(reasons, name), jinja2.runtime.Macro)
+    )
+
+
+def _reasons(
+    language: str, numbering: Numbering, colour: Colour
+) -> jinja2.environment.TemplateModule:
+    """``reasons.txt`` of ``language`` as a module of macros, for a player's numbering."""
     _check_language(language)
     template = environment().get_template(f"{language}/{REASONS_TEMPLATE}")
-    module = template.make_module({"language": language, "numbering": "own", "colour": "white"})
-    return frozenset(
-        name for name in dir(module)
-        if isinstance(getattr(module, name), jinja2.runtime.Macro) and name != "unknown"
-    )
+    return template.make_module({
+        "language": language,
+        "numbering": numbering.value,
+        "colour": colour.value,
+        "limits": COMMAND_LIMITS,
+    })

@@ -214,7 +214,9 @@ def _grid(view: BoardView, layout: _Layout, viewer_home_on_top: bool) -> list[st
     """The ASCII board: labels, borders, two halves of :data:`ROWS` rows and the bar row."""
     marks = _marks(view)
     viewer_bar = _stack(view.position.mover[BAR_INDEX], _VIEWER)
-    opponent_bar = _stack(view.position.opponent[BAR_INDEX], _OPPONENT, marks.departed.get(BAR_POINT, 0))
+    opponent_bar = _stack(
+        view.position.opponent[BAR_INDEX], _OPPONENT, marks.departed.get(BAR_POINT, 0)
+    )
     top_bar, bottom_bar = (
         (viewer_bar, opponent_bar) if viewer_home_on_top else (opponent_bar, viewer_bar)
     )

@@ -13,15 +13,22 @@ import jinja2
 import pytest
 
 from pbem.render import templating
-from pbem.render.templating import LANGUAGES, environment, explain, format_duration, reason_codes
+from pbem.render.templating import (
+    LANGUAGES,
+    environment,
+    explain,
+    format_duration,
+    reason_name,
+    reason_names,
+)
 from pbem.rules.moves import IllegalPlay, check_play
 from pbem.rules.notation import Colour, Numbering, NotationError, parse_play
 from pbem.rules.position import Position
 
-ERROR_MODULES = ("pbem.rules.notation", "pbem.rules.moves", "pbem.rules.game")
+ERROR_MODULES = ("pbem.rules.notation", "pbem.rules.moves", "pbem.rules.game", "pbem.commands")
 """Modules whose docstrings list the error codes players can be told about."""
 
-SAMPLE_DETAILS: dict[str, dict[str, object]] = {
+SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     # pbem.rules.notation
     "empty": {},
     "unreadable": {"text": "24x18"},
@@ -54,6 +61,19 @@ SAMPLE_DETAILS: dict[str, dict[str, object]] = {
     "beaver_not_allowed": {},
     "invalid_dice": {"dice": (7, 1)},
     "draw_already_offered": {},
+    # pbem.commands: details are the argument as written
+    "invite-address": "anna(at)example.org",
+    "unknown-option": "blitz",
+    "format-conflict": "money",
+    "match-length": "99",
+    "games-count": "0",
+    "clock": "3w",
+    "stake": "-5",
+    "money-only": "beaver",
+    "language": "fr",
+    "numbering": "odd",
+    "vacation-days": "forever",
+    "unknown-command": "$undo",
 }
 SHARED_CODES = {
     "wrong_direction": (
@@ -69,13 +89,14 @@ SAMPLES = [(code, details) for code, details in SAMPLE_DETAILS.items()] + [
 
 def documented_codes(module: ModuleType) -> set[str]:
     """Codes a module's docstring lists: lines that start with a ````code```` entry."""
-    return set(re.findall(r"^``([a-z_]+)``", module.__doc__ or "", re.MULTILINE))
+    return set(re.findall(r"^``([a-z][a-z_-]*)``", module.__doc__ or "", re.MULTILINE))
 
 
 def raised_codes(module: ModuleType) -> set[str]:
-    """Codes the module's source passes to its error classes."""
+    """Codes the module's source passes to its error classes as a literal."""
     source = Path(module.__file__ or "").read_text(encoding="utf-8")
-    return set(re.findall(r'(?:IllegalPlay|RuleError|NotationError|CommandError)\("(\w+)"', source))
+    error = r"(?:IllegalPlay|RuleError|NotationError|CommandError)\((?:line, )?"
+    return set(re.findall(error + r'"([a-z][a-z_-]*)"', source))
 
 
 ALL_CODES = set().union(*(
@@ -93,12 +114,14 @@ def test_the_error_modules_document_their_codes() -> None:
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_every_code_has_a_reason_in_every_language(language: str) -> None:
-    assert ALL_CODES <= reason_codes(language)
-    assert ALL_CODES <= set(SAMPLE_DETAILS) | set(SHARED_CODES)
+    assert {reason_name(code) for code in ALL_CODES} == reason_names(language)
+    assert ALL_CODES == set(SAMPLE_DETAILS) | set(SHARED_CODES)
 
 
 @pytest.mark.parametrize("code, details", SAMPLES, ids=[code for code, _ in SAMPLES])
-def test_every_reason_is_worded_in_both_languages(code: str, details: dict[str, object]) -> None:
+def test_every_reason_is_worded_in_both_languages(
+    code: str, details: dict[str, object] | str
+) -> None:
     english = explain(code, details, "en", Numbering.FIXED, Colour.BLACK)
     german = explain(code, details, "de", Numbering.FIXED, Colour.BLACK)
     generic = {explain("no such code", {}, language, Numbering.OWN, Colour.WHITE)
@@ -142,7 +165,19 @@ def test_real_errors_are_explained() -> None:
 def test_an_unknown_code_gets_a_generic_sentence_in_the_language(language: str,
                                                                sentence: str) -> None:
     assert explain("made_up", {}, language, Numbering.OWN, Colour.WHITE) == sentence
-    assert "_step" not in reason_codes(language)
+    assert "reason_made_up" not in reason_names(language)
+
+
+def test_command_errors_show_the_argument_as_written() -> None:
+    assert explain("language", "fr", "de", Numbering.OWN, Colour.WHITE).startswith(
+        "„fr“ ist hier keine Sprache; schreiben Sie sprache de"
+    )
+    assert explain("match-length", "", "en", Numbering.OWN, Colour.WHITE) == (
+        "A match needs a length from 1 to 25 points, like match 5."
+    )
+    assert "at least 1 hour and at most 30 days" in explain(
+        "clock", "3w", "en", Numbering.OWN, Colour.WHITE
+    )
 
 
 def test_a_reason_missing_a_detail_is_an_error() -> None:
