@@ -256,12 +256,15 @@ def _unmake(mover: list[int], opponent: list[int], origin: int, target: int, hit
 
 
 def _natural_order(play: Play) -> Play:
-    """Steps from the back first, as players write them; any legal play stays playable so.
+    """Steps from the back first, as players write them; the play stays playable in that order.
 
-    Sorting by from-point keeps bar entries first, moves outside the home board before
-    bear-offs, and a checker's later steps after its earlier ones.
+    Doubles come out of the search in that order already; of two steps the higher goes first
+    (bar entries before other steps, moves outside the home board before bear-offs, a checker's
+    first step before its second).
     """
-    return tuple(sorted(play, key=lambda step: (-step[0], -step[1])))
+    if len(play) == 2 and play[0] < play[1]:
+        return (play[1], play[0])
+    return play
 
 
 # --- validating a stated play -----------------------------------------------------------------
