@@ -121,9 +121,8 @@ class MailPipeline:
             await self.source.mark_failed(message.key, result.reason)
         else:
             await self.source.mark_done(message.key)
-        if result.outcome is not Outcome.ALREADY_DONE:
-            log.info("inbox %s: %s%s", result.message_id, result.outcome.value,
-                     f" ({result.reason})" if result.reason else "")
+        log.info("inbox %s: %s%s", result.message_id, result.outcome.value,
+                 f" ({result.reason})" if result.reason else "")
         return result
 
     def _apply(self, raw: bytes) -> InboxResult:
