@@ -60,6 +60,9 @@ _SERVICE_LINE = re.compile(
 
 _SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|aw|fwd?|wg)\s*(?:\[\d+\])?\s*:|\[[^\]]*\])\s*", re.I)
 
+_EMAIL_PACKAGE_ERRORS = (AttributeError, IndexError, LookupError, TypeError, ValueError)
+"""What the email package raises on malformed input instead of registering a defect."""
+
 _AUTOMATIC_SENDERS = ("mailer-daemon", "postmaster")
 _BULK_PRECEDENCE = ("bulk", "junk", "list")
 
@@ -126,7 +129,7 @@ def read_mail(raw: bytes, service_address: str) -> IncomingMail:
         message_id=_message_id(message, raw),
         sender=sender,
         sender_name=sender_name,
-        subject=" ".join(str(message.get("Subject", "")).split()),
+        subject=" ".join(_header(message, "Subject").split()),
         in_reply_to=in_reply_to,
         references=references,
         reply_tokens=_reply_tokens(message, service_address, in_reply_to, references),
@@ -136,12 +139,25 @@ def read_mail(raw: bytes, service_address: str) -> IncomingMail:
     )
 
 
+def _headers(message: Message, name: str) -> list[str]:
+    """All values of a header, decoded; one the email package cannot parse is taken as written."""
+    values = []
+    for key, raw in message.raw_items():
+        if key.lower() == name.lower():
+            try:
+                values.append(str(message.policy.header_fetch_parse(key, raw)))
+            except _EMAIL_PACKAGE_ERRORS:
+                values.append(raw)
+    return values
+
+
+def _header(message: Message, name: str) -> str:
+    return next(iter(_headers(message, name)), "")
+
+
 def _sender(message: Message) -> tuple[str, str]:
     """(display name, lower-cased bare address) of From; a mail without one cannot be answered."""
-    try:
-        name, address = parseaddr(str(message.get("From", "")))
-    except (ValueError, TypeError, IndexError) as error:
-        raise UnreadableMail(f"unreadable From header: {error}") from error
+    name, address = parseaddr(_header(message, "From"))
     local, at, domain = address.rpartition("@")
     if not (at and local and domain):
         raise UnreadableMail("no sender address in From")
@@ -150,14 +166,14 @@ def _sender(message: Message) -> tuple[str, str]:
 
 def _message_id(message: Message, raw: bytes) -> str:
     """The Message-ID, or a stable one made from the content, so a mail read twice is one mail."""
-    found = _MESSAGE_ID.search(str(message.get("Message-ID", "")))
+    found = _MESSAGE_ID.search(_header(message, "Message-ID"))
     if found:
         return found.group()
     return f"<{hashlib.sha256(raw).hexdigest()[:40]}@pbem.invalid>"
 
 
 def _message_ids(message: Message, header: str) -> list[str]:
-    return _MESSAGE_ID.findall(" ".join(str(value) for value in message.get_all(header, [])))
+    return _MESSAGE_ID.findall(" ".join(_headers(message, header)))
 
 
 def _reply_tokens(
@@ -169,7 +185,7 @@ def _reply_tokens(
     recipients = [
         address.lower()
         for header in ("To", "Cc", "Delivered-To", "X-Original-To")
-        for _, address in getaddresses([str(value) for value in message.get_all(header, [])])
+        for _, address in getaddresses(_headers(message, header))
     ]
     candidates = [match[1] for address in recipients if (match := plus_address.fullmatch(address))]
     for message_id in ([in_reply_to] if in_reply_to else []) + references[::-1]:
@@ -180,10 +196,10 @@ def _reply_tokens(
 
 def _why_automatic(message: Message, sender: str, service_address: str) -> str | None:
     """The first sign that a machine sent this mail (RFC 3834 and common practice), if any."""
-    auto_submitted = str(message.get("Auto-Submitted", "")).strip().lower()
+    auto_submitted = _header(message, "Auto-Submitted").strip().lower()
     if auto_submitted and auto_submitted.split(";")[0].strip() != "no":
         return f"Auto-Submitted: {auto_submitted}"
-    precedence = str(message.get("Precedence", "")).strip().lower()
+    precedence = _header(message, "Precedence").strip().lower()
     if precedence in _BULK_PRECEDENCE:
         return f"Precedence: {precedence}"
     for header in ("List-Id", "List-Unsubscribe", "X-Autoreply", "X-Autorespond"):
@@ -193,18 +209,29 @@ def _why_automatic(message: Message, sender: str, service_address: str) -> str |
         return f"sent by {sender}"
     if sender == service_address.lower():
         return "sent by the service itself"
-    if str(message.get("Return-Path", "")).strip() == "<>":
+    if _header(message, "Return-Path").strip() == "<>":
         return "empty Return-Path (a bounce)"
-    if message.get_content_type() == "multipart/report":
+    if _header(message, "Content-Type").partition(";")[0].strip().lower() == "multipart/report":
         return "multipart/report (a delivery or read report)"
     return None
 
 
 def _body_text(message: EmailMessage) -> str:
-    """The mail's text: the plain part if there is one, else the HTML part turned into text."""
-    part = message.get_body(preferencelist=("plain", "html"))
-    if part is None:
+    """The mail's text: the plain part if there is one, else the HTML part turned into text.
+
+    A MIME structure the email package cannot take apart reads as no text: the sender is still
+    known and gets the answer for a mail that says nothing the service can act on.
+    """
+    try:
+        part = message.get_body(preferencelist=("plain", "html"))
+        if part is None:
+            return ""
+        return _part_text(part)
+    except _EMAIL_PACKAGE_ERRORS:
         return ""
+
+
+def _part_text(part: Message) -> str:
     text = _decoded(part).replace("\r\n", "\n")
     if part.get_content_type() == "text/html":
         return html_to_text(text)

@@ -303,3 +303,17 @@ def test_flowed_text_with_delsp_joins_without_the_space() -> None:
     headers = f"{PERSON}\nContent-Type: text/plain; charset=utf-8; format=flowed; delsp=yes"
     body = "a long note that the client bro \nke in two\n> quoted soft \n> break\nroll\n"
     assert read_mail(_mail(headers, body), SERVICE).new_text == "a long note that the client broke in two\nroll"
+
+
+@given(
+    fixture=st.sampled_from(sorted(FIXTURES.glob("*.eml"))),
+    position=st.integers(0, 3000),
+    junk=st.binary(min_size=1, max_size=12),
+)
+def test_damaged_mails_are_read_or_refused_but_never_crash(fixture: Path, position: int, junk: bytes) -> None:
+    raw = fixture.read_bytes()
+    try:
+        mail = read_mail(raw[:position] + junk + raw[position + len(junk):], SERVICE)
+    except UnreadableMail:
+        return
+    assert "@" in mail.sender and mail.message_id.startswith("<")
