@@ -283,12 +283,13 @@ def test_match_id_state_follows_gnubg_fields() -> None:
     assert g.match_id_state(over).game_state is GameState.DROPPED
 
 
-def random_game(seed: int, rules: MatchRules = BEAVER) -> Game:
+def random_game(seed: int, score: Score = Score(BEAVER), resign: float = 0.005, draw: float = 0.0) -> Game:
     """A whole game with random dice, plays and cube actions; checks invariants on the way."""
     rng = random.Random(seed)
+    rules = score.rules
     game = None
     while game is None:
-        game = g.new_game(Score(rules), (rng.randint(1, 6), rng.randint(1, 6)))
+        game = g.new_game(score, (rng.randint(1, 6), rng.randint(1, 6)))
     while game.phase is not Phase.OVER:
         seat = game.to_act
         assert seat is not None
@@ -306,8 +307,10 @@ def random_game(seed: int, rules: MatchRules = BEAVER) -> Game:
                 game = g.take(game, seat)
         elif game.phase is Phase.ROLL_OR_DOUBLE and rng.random() < 0.1:
             game = g.double(game, seat)
-        elif rng.random() < 0.005:
-            game = g.resign(game, seat)
+        elif rng.random() < resign:
+            game = g.resign(game, rng.randint(0, 1))
+        elif rng.random() < draw:
+            game = g.offer_draw(g.offer_draw(game, seat), 1 - seat)
         else:
             game = g.roll(game, seat, (rng.randint(1, 6), rng.randint(1, 6)))
         assert game.turn > turn
