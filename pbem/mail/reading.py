@@ -27,6 +27,8 @@ from html.parser import HTMLParser
 from mailparser_reply.constants import GENERIC_MAIL_SEPARATOR, MAIL_LANGUAGES
 from mailparser_reply.parser import EmailMessage as ReplyParser
 
+from pbem.commands import Note, parse_commands
+
 TOKEN_PATTERN = r"[a-z2-7]{26}"
 """A game token: 128 random bits in lower-case base32 without padding."""
 
@@ -270,15 +272,30 @@ def _unflow(text: str, delete_space: bool) -> str:
 
 def new_text(body: str) -> str:
     """Only what the player newly wrote: no quote, attribution, header block, signature or board."""
-    text = ReplyParser(text=body, languages=list(_REPLY_LANGUAGES), keep_hyphen_lists=True).text
-    text = _cut_original(text)
+    parser = ReplyParser(text=body, languages=list(_REPLY_LANGUAGES), keep_hyphen_lists=True)
+    text = _cut_original(parser.text)
     text = "\n".join(line for line in text.split("\n") if not line.startswith(">"))
-    signature = ReplyParser(text=text, languages=list(_REPLY_LANGUAGES), keep_hyphen_lists=True)
-    for pattern in (signature.SIGNATURE_REGEX, _GERMAN_SENT_FROM):
-        if found := pattern.search(text):
-            text = text[: found.start()]
+    for signature in (parser.SIGNATURE_REGEX, _GERMAN_SENT_FROM):
+        text = _cut_signature(text, signature)
     lines = [line for line in text.split("\n") if not _SERVICE_LINE.match(line)]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _cut_signature(text: str, signature: re.Pattern[str]) -> str:
+    """Cut the first signature after which the player gives no command.
+
+    Closing words ("Thanks, good game!", "Grüße an Anna") often stand above a command, and a
+    command must never be lost to a signature.
+    """
+    start = 0
+    while found := signature.search(text, start):
+        if not any(not isinstance(command, Note) for command in parse_commands(text[found.start() :])):
+            return text[: found.start()]
+        line_end = text.find("\n", found.start() + len(found.group()) - len(found.group().lstrip()))
+        if line_end < 0:
+            break
+        start = line_end + 1
+    return text
 
 
 def _cut_original(text: str) -> str:

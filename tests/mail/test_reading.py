@@ -317,3 +317,17 @@ def test_damaged_mails_are_read_or_refused_but_never_crash(fixture: Path, positi
     except UnreadableMail:
         return
     assert "@" in mail.sender and mail.message_id.startswith("<")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("Nice roll.\nThanks, good game!\nrematch", "Nice roll.\nThanks, good game!\nrematch"),
+        ("roll\n\nThanks,\nBob", "roll"),
+        ("Grüße an Anna!\n24/18 13/9\n\nViele Grüße\nBob", "Grüße an Anna!\n24/18 13/9"),
+        ("double\n-- \nBob\n+49 30 1234567", "double"),
+        ("take\n\nVon meinem iPad gesendet", "take"),
+    ],
+)
+def test_signatures_are_cut_but_never_a_command_below_closing_words(body: str, expected: str) -> None:
+    assert new_text(body) == expected
