@@ -6,6 +6,13 @@ signature.  Only the newly written text may be read as commands (SPEC §3), so t
 everything else away, and tells mails that must never be answered (auto-replies, bounces,
 mailing lists; RFC 3834) from mails written by a person.
 
+The new text is found in this order: the plain part (else the HTML part without its
+blockquotes and client quote containers); an Outlook header block or "Original Message" line
+ends it; an attribution line is dropped when a '>' quote follows it and ends the text when an
+unquoted original does; '>' lines go; a signature ("-- ", "Sent from my iPhone", closing words)
+ends it unless a command still follows; the service's own board and ID lines go.  Attribution,
+header and signature patterns come from mail-parser-reply (English and German).
+
 Games are found by a per-player token that the service puts into the address players reply to
 (``local+TOKEN@domain``) and into its own Message-IDs (``<TOKEN.UNIQUE@domain>``); the helpers
 that make both live here too, so that reading and composing agree on one format.
