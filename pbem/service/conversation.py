@@ -1,0 +1,322 @@
+"""What one incoming mail makes the service say, and to whom.
+
+While the commands of a mail run, they only record *news*: events of a match ("Ben played
+13/7 8/7", "Anna doubles to 2"), answers meant for the sender alone (an error, a language
+confirmation, the help text) and the seats that must hear about it.  At the end,
+:meth:`Conversation.letters` turns the news into at most one letter per person and match,
+each worded in its recipient's language and numbering and showing the current state, so that
+several commands in one mail still give one tidy answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session
+
+from pbem.config import Config
+from pbem.mail.composing import Attachment, Letter
+from pbem.mail.reading import IncomingMail, reply_address
+from pbem.render.templating import explain, render
+from pbem.render.text_board import BoardView, LastMove, Who
+from pbem.render.text_board import render_text_board
+from pbem.rules import game as game_rules
+from pbem.rules import scoring
+from pbem.rules.gnubg_ids import match_id, position_id
+from pbem.rules.moves import apply_play, legal_plays
+from pbem.rules.notation import Colour, Numbering, format_play
+from pbem.service.dice import DiceRoller
+from pbem.service.tables import Table
+from pbem.store.game_records import MatchStatus, Player
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened in a match; ``seat`` did it (None: the service itself)."""
+
+    kind: str
+    seat: int | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class News:
+    """What happened in one match while this mail was applied."""
+
+    table: Table
+    events: list[Event] = field(default_factory=list)
+    notify: set[int] = field(default_factory=set)
+    """Seats (besides the sender) that get a letter."""
+    for_sender: list[str] = field(default_factory=list)
+    """Texts for the sender alone (errors, confirmations), already in their language."""
+    attachments: list[Attachment] = field(default_factory=list)
+    show_board: bool = True
+
+
+@dataclass
+class Conversation:
+    session: Session
+    config: Config
+    sender: Player
+    mail: IncomingMail
+    dice: DiceRoller
+    now: datetime
+    news: dict[int, News] = field(default_factory=dict)
+    general: list[str] = field(default_factory=list)
+    """Texts for the sender that belong to no match."""
+
+    # -- recording ------------------------------------------------------------------------
+
+    def news_of(self, table: Table) -> News:
+        if table.id not in self.news:
+            self.news[table.id] = News(table)
+        return self.news[table.id]
+
+    def event(self, table: Table, kind: str, seat: int | None = None, **data: Any) -> None:
+        """Record an event both seats hear about."""
+        news = self.news_of(table)
+        news.events.append(Event(kind, seat, data))
+        news.notify.update((0, 1))
+
+    def say(self, text: str, table: Table | None = None) -> None:
+        """Tell the sender ``text`` (already worded), in the letter of ``table`` if given."""
+        if table is None:
+            self.general.append(text)
+        else:
+            self.news_of(table).for_sender.append(text)
+
+    def say_template(self, macro: str, table: Table | None = None, **context: Any) -> None:
+        """Tell the sender one of the ``notices.txt`` texts."""
+        self.say(self.notice(macro, **context), table)
+
+    def notice(self, macro: str, **context: Any) -> str:
+        module = _module("notices.txt", self.language(self.sender), self.sender_context())
+        return str(getattr(module, macro)(**context)).strip()
+
+    def error(self, code: str, details: dict[str, Any] | str, table: Table | None = None, seat: int = 0) -> None:
+        """Tell the sender why something could not be done, in their words and numbering."""
+        numbering = Numbering(self.sender.numbering)
+        self.say(explain(code, details, self.language(self.sender), numbering, Colour.of_seat(seat)), table)
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def language(self, player: Player) -> str:
+        return player.language or self.config.service.language
+
+    def sender_context(self) -> dict[str, Any]:
+        return {"numbering": self.sender.numbering, "colour": "white", "service": self.config.service}
+
+    # -- letters --------------------------------------------------------------------------
+
+    def letters(self) -> list[tuple[Player, Table | None, Letter]]:
+        """One letter per match and recipient with news, and one general answer if needed.
+
+        The sender always gets an answer: their general texts go into the letter of the match
+        their mail was about when there is exactly one, else into a letter of their own.
+        """
+        result: list[tuple[Player, Table | None, Letter]] = []
+        sender_tables = [news for news in self.news.values() if news.table.seat_of(self.sender) is not None]
+        general = list(self.general)
+        if len(sender_tables) == 1 and general:
+            sender_tables[0].for_sender[:0] = general
+            general = []
+        for news in self.news.values():
+            table = news.table
+            sender_seat = table.seat_of(self.sender)
+            for seat in (0, 1):
+                if seat == sender_seat:
+                    result.append((self.sender, table, self._game_letter(news, seat, reply=True)))
+                elif seat in news.notify and not _is_assistant(table.players[seat]):
+                    result.append((table.players[seat], table, self._game_letter(news, seat, reply=False)))
+        if general or not any(player.id == self.sender.id for player, _, _ in result):
+            result.append((self.sender, None, self._general_letter(general)))
+        return result
+
+    def _general_letter(self, texts: list[str]) -> Letter:
+        language = self.language(self.sender)
+        if not texts:
+            texts = [self.notice("nothing_to_do")]
+        context = self.sender_context()
+        subject = str(_module("notices.txt", language, context).subject_general()).strip()
+        text = render("notice.txt", language, texts=texts, **context)
+        return Letter(
+            to_address=self.sender.address,
+            to_name=self.sender.name,
+            subject=subject,
+            text=text,
+            language=language,
+            in_reply_to=self.mail.message_id,
+            references=tuple(self.mail.references),
+        )
+
+    def _game_letter(self, news: News, seat: int, reply: bool) -> Letter:
+        table = news.table
+        player = table.players[seat]
+        language = self.language(player)
+        view = game_view(table, seat, self.config)
+        events = [render_event(event, table, seat, language) for event in news.events]
+        texts = news.for_sender if reply else []
+        notes = table.take_notes(seat)
+        context = {**view, "events": events, "texts": texts, "notes": notes}
+        module = _module("game.txt", language, context)
+        subject = str(module.subject(news.events)).strip()
+        text = render("game.txt", language, **context)
+        if reply:
+            in_reply_to, references = self.mail.message_id, tuple(self.mail.references)
+        else:
+            thread = table.thread(seat)
+            in_reply_to, references = (thread[-1] if thread else None), tuple(thread[:-1])
+        return Letter(
+            to_address=player.address,
+            to_name=player.name,
+            subject=subject,
+            text=text,
+            language=language,
+            token=table.token(seat),
+            stamp=table.stamp,
+            in_reply_to=in_reply_to,
+            references=references,
+            attachments=tuple(news.attachments),
+        )
+
+
+def _is_assistant(player: Player) -> bool:
+    return player.address.startswith("assistant@") and player.address.endswith(".invalid")
+
+
+def _module(template: str, language: str, context: dict[str, Any]) -> Any:
+    from pbem.render.templating import environment
+
+    return environment().get_template(f"{language}/{template}").make_module({"language": language, **context})
+
+
+def render_event(event: Event, table: Table, seat: int, language: str) -> str:
+    """One event worded for ``seat``: "you" for their own actions, the opponent's name else."""
+    numbering = table.numbering(seat)
+    context = {
+        "numbering": numbering.value,
+        "colour": Colour.of_seat(seat).value,
+        "me": seat,
+        "names": [table.players[0].display_name, table.players[1].display_name],
+    }
+    data = dict(event.data)
+    if "plays" in data:
+        data["play"] = data.pop("plays")[numbering.value]
+    module = _module("events.txt", language, context)
+    return str(getattr(module, event.kind)(event.seat, data)).strip()
+
+
+def play_texts(before: game_rules.Position, play: tuple, mover: int) -> dict[str, str]:
+    """A play in both numberings, written from the mover's side (as gnubg and FIBS do)."""
+    colour = Colour.of_seat(mover)
+    return {numbering.value: format_play(before, play, numbering, colour) for numbering in Numbering}
+
+
+def game_view(table: Table, seat: int, config: Config) -> dict[str, Any]:
+    """Everything a game letter shows, from ``seat``'s side: board, score, what to do next."""
+    player = table.players[seat]
+    opponent = table.players[1 - seat]
+    numbering = table.numbering(seat)
+    colour = Colour.of_seat(seat)
+    language = player.language or config.service.language
+    game = table.game
+    rules = table.score.rules
+    view: dict[str, Any] = {
+        "numbering": numbering.value,
+        "colour": colour.value,
+        "me": player.display_name,
+        "opponent": opponent.display_name,
+        "names": [table.players[0].display_name, table.players[1].display_name],
+        "seat": seat,
+        "status": table.status.value,
+        "rules": rules,
+        "score": table.score.points if seat == 0 else table.score.points[::-1],
+        "game_number": table.record.game_number,
+        "board": None,
+        "ids": None,
+        "next": _next_step(table, seat),
+        "example": None,
+        "winner": scoring.winner(table.score),
+        "service": config.service,
+        "reply_to": reply_address(config.service.address, table.token(seat)),
+    }
+    if game is None:
+        return view
+    if view["next"] == "move":
+        plays = legal_plays(game.board, game.dice) if game.dice else {}
+        if plays:
+            first = sorted(plays.values())[-1]
+            view["example"] = format_play(game.board, first, numbering, colour)
+    view["dice"] = game.dice
+    view["cube"] = game.cube
+    view["offered"] = game.cube * (4 if game.beavered else 2)
+    view["beaver_allowed"] = rules.beaver and not game.beavered
+    view["crawford"] = game.crawford
+    view["ids"] = {"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))}
+    board = game.board if game.seat == seat else game.board.swap()
+    score_points = game.score if seat == 0 else game.score[::-1]
+    from pbem.render.text_board import FormatKind, Score as BoardScore
+
+    board_view = BoardView(
+        position=board,
+        numbering=numbering,
+        colour=colour,
+        viewer_name=player.display_name,
+        opponent_name=opponent.display_name,
+        turn=Who.VIEWER if game.to_act == seat or (game.to_act is None and game.seat == seat) else Who.OPPONENT,
+        dice=game.dice,
+        cube_value=game.cube,
+        cube_owner=None if game.cube_owner is None else (Who.VIEWER if game.cube_owner == seat else Who.OPPONENT),
+        score=BoardScore(
+            kind=FormatKind(rules.format.value),
+            length=rules.length if rules.format in (scoring.Format.MATCH, scoring.Format.GAMES) else None,
+            viewer=score_points[0],
+            opponent=score_points[1],
+            crawford=game.crawford,
+        ),
+        last_move=_last_move(game, seat),
+    )
+    view["board"] = render_text_board(board_view, language)
+    return view
+
+
+def _last_move(game: game_rules.Game, seat: int) -> LastMove | None:
+    """The opponent's latest play, while it is still the last thing that happened on the board."""
+    moves_made = [action for action in game.record if action.kind == game_rules.ActionKind.MOVE]
+    if not moves_made or moves_made[-1].seat == seat or game.phase is game_rules.Phase.OVER:
+        return None
+    return LastMove(before=_board_before_last_move(game), play=moves_made[-1].play or ())
+
+
+def _board_before_last_move(game: game_rules.Game) -> game_rules.Position:
+    """Replays the record from the start: the board the last play was made on, from its mover."""
+    board, side, before = game_rules.Position.start(), game.record[0].seat, game_rules.Position.start()
+    for action in game.record:
+        if action.kind != game_rules.ActionKind.MOVE:
+            continue
+        before = board if side == action.seat else board.swap()
+        board, side = apply_play(before, action.play or ()), action.seat
+    return before
+
+
+def _next_step(table: Table, seat: int) -> str:
+    """What the letter asks of ``seat`` (a key of the ``next`` texts in ``game.txt``)."""
+    status = table.status
+    if status is MatchStatus.INVITED:
+        return "accept" if seat == 1 else "wait_invitation"
+    if status is MatchStatus.DECLINED:
+        return "declined"
+    if status is MatchStatus.FINISHED:
+        return "finished"
+    game = table.game
+    assert game is not None
+    if game.to_act != seat:
+        return "wait_answer" if game.phase is game_rules.Phase.DOUBLE_OFFERED else "wait"
+    return {
+        game_rules.Phase.ROLL_OR_DOUBLE: "roll_or_double",
+        game_rules.Phase.TO_MOVE: "move",
+        game_rules.Phase.DOUBLE_OFFERED: "answer_double",
+        game_rules.Phase.TO_ROLL: "wait",
+    }[game.phase]

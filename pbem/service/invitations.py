@@ -1,0 +1,142 @@
+"""Invitations: inviting a friend, accepting or declining, and the rematch after the end.
+
+An invitation is a match row in the state ``invited`` with a fresh token for each seat; the
+invited player's token is in the Reply-To of the invitation and in its one-click ``mailto:``
+links, so that ``accept`` and ``decline`` find it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlmodel import Session, select
+
+from pbem import commands
+from pbem.mail.reading import new_token
+from pbem.rules import scoring
+from pbem.service.conversation import Conversation
+from pbem.service.play import advance, start_game
+from pbem.service.tables import Table
+from pbem.store.db import utc_now
+from pbem.store.game_records import MatchRecord, MatchStatus, Player
+
+
+def player_for(session: Session, address: str, name: str = "") -> Player:
+    """The player with this address, created on first contact; a newly seen name is kept."""
+    address = address.lower()
+    player = session.exec(select(Player).where(Player.address == address)).first()
+    if player is None:
+        player = Player(address=address, name=name)
+        session.add(player)
+        session.flush()
+    elif name and player.name != name:
+        player.name = name
+        session.add(player)
+    return player
+
+
+def is_service_address(address: str, service_address: str) -> bool:
+    """True for the service's own address, with or without a ``+tag``: never a player."""
+    local, _, domain = address.lower().rpartition("@")
+    service_local, _, service_domain = service_address.lower().rpartition("@")
+    return domain == service_domain and local.split("+", 1)[0] == service_local
+
+
+def match_rules(options: commands.GameOptions, cube_cap: int) -> scoring.MatchRules:
+    """The rules core's view of an invitation's format."""
+    kind = scoring.Format(options.kind.value)
+    length = {scoring.Format.SINGLE: 1, scoring.Format.MONEY: 0}.get(kind, options.length or 1)
+    return scoring.MatchRules(
+        format=kind, length=length, stake=options.stake, cube_cap=cube_cap,
+        beaver=options.beaver, jacoby=options.jacoby,
+    )
+
+
+def _options_document(options: commands.GameOptions) -> dict[str, object]:
+    def seconds(duration: timedelta | None) -> float | None:
+        return None if duration is None else duration.total_seconds()
+
+    return {
+        "rated": options.rated,
+        "language": options.language,
+        "move_clock": seconds(options.move_clock),
+        "time_bank": seconds(options.time_bank),
+    }
+
+
+def invite(talk: Conversation, command: commands.Invite) -> None:
+    """``invite ADDRESS [format] [options]``: a new match waiting for the friend's answer."""
+    address = command.address.lower()
+    if address == talk.sender.address:
+        talk.say_template("cannot_invite_yourself")
+        return
+    if is_service_address(address, talk.config.service.address):
+        talk.say_template("cannot_invite_service")
+        return
+    invitee = player_for(talk.session, address)
+    if invitee.refuses_invitations:
+        talk.say_template("invitee_refuses", address=address)
+        return
+    if invitee.language is None and command.options.language:
+        invitee.language = command.options.language
+        talk.session.add(invitee)
+    _open_match(talk, (talk.sender, invitee), command.options)
+
+
+def _open_match(
+    talk: Conversation, players: tuple[Player, Player], options: commands.GameOptions,
+    rematch_of: int | None = None,
+) -> Table:
+    rules = match_rules(options, talk.config.game.cube_cap)
+    record = MatchRecord(
+        player0_id=players[0].id, player1_id=players[1].id, token0=new_token(), token1=new_token(),
+        options=_options_document(options), score=scoring.Score(rules).to_dict(), rematch_of=rematch_of,
+    )
+    talk.session.add(record)
+    talk.session.flush()
+    table = Table.load(talk.session, record)
+    talk.event(table, "invited", 0, rules=rules.to_dict())
+    return table
+
+
+def accept(talk: Conversation, table: Table, seat: int) -> None:
+    """The invited player accepts: the first game starts with the opening roll."""
+    if seat != 1:
+        talk.say_template("not_invited", table)
+        return
+    table.record.status = MatchStatus.RUNNING
+    talk.event(table, "accepted", seat)
+    start_game(talk, table)
+    advance(talk, table)
+
+
+def decline(talk: Conversation, table: Table, seat: int) -> None:
+    if seat != 1:
+        talk.say_template("not_invited", table)
+        return
+    table.record.status = MatchStatus.DECLINED
+    table.record.finished_at = utc_now()
+    talk.event(table, "declined", seat)
+
+
+def rematch(talk: Conversation, table: Table, seat: int) -> None:
+    """The same again with the same opponent, as a new invitation from the one who asks."""
+    if table.status is not MatchStatus.FINISHED:
+        talk.say_template("match_not_over", table)
+        return
+    opponent = table.players[1 - seat]
+    if opponent.refuses_invitations:
+        talk.say_template("invitee_refuses", table, address=opponent.address)
+        return
+    rules = table.score.rules
+    options = commands.GameOptions(
+        kind=commands.Format(rules.format.value),
+        length=rules.length if rules.format in (scoring.Format.MATCH, scoring.Format.GAMES) else None,
+        stake=rules.stake,
+        beaver=rules.beaver,
+        jacoby=rules.jacoby,
+        rated=bool(table.record.options.get("rated", True)),
+    )
+    new_table = _open_match(talk, (talk.sender, opponent), options, rematch_of=table.id)
+    talk.say_template("rematch_sent", table, opponent=opponent.display_name)
+    talk.news_of(new_table)

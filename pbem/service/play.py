@@ -1,0 +1,147 @@
+"""The game commands of a mail (moves, cube, resignation, draw) applied to a match.
+
+Each command goes through the rules core (:mod:`pbem.rules.game`), records what happened as
+events for both players, and then :func:`advance` carries the match on as far as it goes
+without a player: it rolls for a player who cannot double, passes a turn that cannot be
+played, ends the game, scores it, and starts the next game of a match, series or session.
+"""
+
+from __future__ import annotations
+
+from pbem import commands
+from pbem.mail.composing import Attachment
+from pbem.rules import game as rules
+from pbem.rules import matfile, scoring
+from pbem.rules.moves import IllegalPlay
+from pbem.rules.notation import Colour, NotationError, parse_play
+from pbem.service.conversation import Conversation, play_texts
+from pbem.service.tables import Table
+from pbem.store.db import utc_now
+from pbem.store.game_records import FinishedGame, MatchStatus
+
+GameCommand = (
+    commands.Move | commands.Roll | commands.Double | commands.Take | commands.Drop | commands.Beaver
+    | commands.Accept | commands.Decline | commands.Resign | commands.Remis
+)
+
+
+def apply_game_command(talk: Conversation, table: Table, seat: int, command: GameCommand) -> None:
+    """Apply one game command of ``seat``; a refused one is explained to the sender only."""
+    game = table.game
+    if table.status is not MatchStatus.RUNNING or game is None:
+        talk.say_template("match_not_running", table)
+        return
+    try:
+        table.game = _apply(talk, table, seat, game, command)
+    except (rules.RuleError, IllegalPlay, NotationError) as refusal:
+        talk.error(refusal.code, refusal.details, table, seat)
+        return
+    advance(talk, table)
+
+
+def _apply(talk: Conversation, table: Table, seat: int, game: rules.Game, command: GameCommand) -> rules.Game:
+    double_pending = game.phase is rules.Phase.DOUBLE_OFFERED
+    match command:
+        case commands.Move(text=text):
+            steps = parse_play(text, table.numbering(seat), Colour.of_seat(seat))
+            after = rules.play(game, seat, steps)
+            played = after.record[len(game.record)].play or ()
+            talk.event(table, "moved", seat, plays=play_texts(game.board, played, seat))
+            return after
+        case commands.Roll():
+            return _roll(talk, table, game, seat)
+        case commands.Double():
+            after = rules.double(game, seat)
+            talk.event(table, "doubled", seat, cube=game.cube * 2)
+            return after
+        case commands.Take() | commands.Accept() if double_pending or isinstance(command, commands.Take):
+            after = rules.take(game, seat)
+            talk.event(table, "took", seat, cube=after.cube)
+            return after
+        case commands.Drop() | commands.Decline() if double_pending or isinstance(command, commands.Drop):
+            after = rules.drop(game, seat)
+            talk.event(table, "dropped", seat, cube=game.cube)
+            return after
+        case commands.Accept() | commands.Decline():
+            raise rules.RuleError("no_double_pending")
+        case commands.Beaver():
+            after = rules.beaver(game, seat)
+            talk.event(table, "beavered", seat, cube=after.cube * 2)
+            return after
+        case commands.Resign():
+            after = rules.resign(game, seat)
+            talk.event(table, "resigned", seat)
+            return after
+        case commands.Remis():
+            after = rules.offer_draw(game, seat)
+            talk.event(table, "draw_agreed" if after.phase is rules.Phase.OVER else "draw_offered", seat)
+            return after
+    raise AssertionError(f"not a game command: {command!r}")
+
+
+def _roll(talk: Conversation, table: Table, game: rules.Game, seat: int) -> rules.Game:
+    dice = talk.dice.roll()
+    after = rules.roll(game, seat, dice)
+    talk.event(table, "cannot_move" if after.turn_was_passed else "rolled", seat, dice=list(dice))
+    return after
+
+
+def advance(talk: Conversation, table: Table) -> None:
+    """Carry the match on until a player must decide: automatic rolls, game ends, next games."""
+    while table.game is not None:
+        game = table.game
+        if game.phase is rules.Phase.TO_ROLL:
+            table.game = _roll(talk, table, game, game.seat)
+            continue
+        if game.phase is rules.Phase.OVER:
+            if _finish_game(talk, table):
+                continue
+        return
+
+
+def _finish_game(talk: Conversation, table: Table) -> bool:
+    """Score the game that just ended; True when a next game has begun."""
+    game = table.game
+    assert game is not None and game.result is not None
+    result = game.result
+    if result.ending is scoring.Ending.DRAWN:
+        talk.event(table, "game_drawn", None)
+    else:
+        talk.event(table, "game_won", result.winner, kind=int(result.kind or 1), points=result.points,
+                   ending=result.ending.value)
+    talk.session.add(FinishedGame(match_id=table.id, number=table.record.game_number, game=game.to_dict()))
+    talk.session.flush()
+    table.score = scoring.add_result(table.score, result)
+    session_over = scoring.is_over(table.score) or (
+        table.score.rules.format is scoring.Format.MONEY
+        and result.ending in (scoring.Ending.RESIGNED, scoring.Ending.TIMEOUT)
+    )
+    if session_over:
+        _finish_match(talk, table)
+        return False
+    start_game(talk, table)
+    return True
+
+
+def _finish_match(talk: Conversation, table: Table) -> None:
+    table.record.status = MatchStatus.FINISHED
+    table.record.finished_at = utc_now()
+    talk.event(table, "match_over", scoring.winner(table.score), points=list(table.score.points))
+    games = table.finished_games(talk.session)
+    names = (table.players[0].display_name, table.players[1].display_name)
+    text = matfile.match_text(games, names)
+    filename = f"pbem-{table.id}-{names[0]}-{names[1]}.mat".replace(" ", "_")
+    talk.news_of(table).attachments.append(Attachment(filename, "text/plain", text.encode("utf-8")))
+
+
+def start_game(talk: Conversation, table: Table) -> None:
+    """The next game's opening roll (ties are rolled again) and its first automatic steps."""
+    table.record.game_number += 1
+    while True:
+        opening = talk.dice.roll()
+        game = rules.new_game(table.score, opening)
+        if game is not None:
+            break
+    table.game = game
+    talk.event(table, "game_started", game.seat, number=table.record.game_number, opening=list(opening),
+               crawford=game.crawford)

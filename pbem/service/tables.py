@@ -1,0 +1,128 @@
+"""A match loaded for play: its row, both players, the score and the game, as rules-core objects.
+
+The service works on :class:`Table` objects and writes them back with :meth:`Table.save`; the
+rules core never sees the database, and the database only sees ``to_dict`` documents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlmodel import Session, or_, select
+
+from pbem.rules.game import Game
+from pbem.rules.notation import Colour, Numbering
+from pbem.rules.scoring import Score
+from pbem.store.db import utc_now
+from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player
+
+
+@dataclass
+class Table:
+    record: MatchRecord
+    players: tuple[Player, Player]
+    score: Score
+    game: Game | None
+
+    @classmethod
+    def load(cls, session: Session, record: MatchRecord) -> Table:
+        players = (session.get(Player, record.player0_id), session.get(Player, record.player1_id))
+        assert players[0] is not None and players[1] is not None
+        game = Game.from_dict(record.game) if record.game is not None else None
+        return cls(record, (players[0], players[1]), Score.from_dict(record.score), game)
+
+    def save(self, session: Session) -> None:
+        self.record.score = self.score.to_dict()
+        self.record.game = self.game.to_dict() if self.game is not None else None
+        self.record.updated_at = utc_now()
+        session.add(self.record)
+
+    @property
+    def id(self) -> int:
+        assert self.record.id is not None
+        return self.record.id
+
+    @property
+    def status(self) -> MatchStatus:
+        return MatchStatus(self.record.status)
+
+    def seat_of(self, player: Player) -> int | None:
+        for seat, seated in enumerate(self.players):
+            if seated.id == player.id:
+                return seat
+        return None
+
+    def token(self, seat: int) -> str:
+        return self.record.token0 if seat == 0 else self.record.token1
+
+    def thread(self, seat: int) -> list[str]:
+        return self.record.thread0 if seat == 0 else self.record.thread1
+
+    def add_to_thread(self, seat: int, message_id: str) -> None:
+        """Remember ``message_id`` as the newest mail of the seat's thread (JSON lists are replaced,
+        not mutated, so that the change is saved)."""
+        thread = [*self.thread(seat), message_id][-12:]
+        if seat == 0:
+            self.record.thread0 = thread
+        else:
+            self.record.thread1 = thread
+
+    def take_notes(self, seat: int) -> list[str]:
+        """The personal notes waiting for ``seat``, which are delivered now."""
+        notes = self.record.notes0 if seat == 0 else self.record.notes1
+        if seat == 0:
+            self.record.notes0 = []
+        else:
+            self.record.notes1 = []
+        return list(notes)
+
+    def leave_note(self, for_seat: int, text: str) -> None:
+        if for_seat == 0:
+            self.record.notes0 = [*self.record.notes0, text]
+        else:
+            self.record.notes1 = [*self.record.notes1, text]
+
+    def numbering(self, seat: int) -> Numbering:
+        return Numbering(self.players[seat].numbering)
+
+    @staticmethod
+    def colour(seat: int) -> Colour:
+        return Colour.of_seat(seat)
+
+    @property
+    def stamp(self) -> tuple[int, int]:
+        """(game number, decision count): what a mail showed, to recognise replies to older mails.
+
+        Draw offers do not count: an offer must not make the opponent's turn mail look old.
+        """
+        if self.game is None:
+            return (self.record.game_number, 0)
+        decisions = sum(1 for action in self.game.record if action.kind != "draw_offer")
+        return (self.record.game_number, decisions)
+
+    def finished_games(self, session: Session) -> list[Game]:
+        rows = session.exec(
+            select(FinishedGame).where(FinishedGame.match_id == self.id).order_by(FinishedGame.number)
+        ).all()
+        return [Game.from_dict(row.game) for row in rows]
+
+
+def table_for_token(session: Session, token: str) -> tuple[Table, int] | None:
+    """The match a game token belongs to, and the seat it was given to."""
+    record = session.exec(
+        select(MatchRecord).where(or_(MatchRecord.token0 == token, MatchRecord.token1 == token))
+    ).first()
+    if record is None:
+        return None
+    return Table.load(session, record), 0 if record.token0 == token else 1
+
+
+def tables_of(session: Session, player: Player, statuses: tuple[MatchStatus, ...]) -> list[Table]:
+    """The player's matches in the given states, oldest first."""
+    records = session.exec(
+        select(MatchRecord)
+        .where(or_(MatchRecord.player0_id == player.id, MatchRecord.player1_id == player.id))
+        .where(MatchRecord.status.in_([status.value for status in statuses]))  # type: ignore[attr-defined]
+        .order_by(MatchRecord.id)
+    ).all()
+    return [Table.load(session, record) for record in records]

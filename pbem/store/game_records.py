@@ -1,0 +1,92 @@
+"""Players, matches and finished games: the state the game service reads and writes.
+
+A *match* here is whatever one invitation started: a single game, a match to N points, a money
+session or a series of N games (``rules`` says which).  It lives in one row from the invitation
+to the end, with the running score and the game in progress as JSON documents written by the
+rules core's ``to_dict``; finished games move to :class:`FinishedGame` for the ``.mat`` file.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, Text
+from sqlmodel import Field, SQLModel
+
+from pbem.store.db import UTCDateTime, utc_now
+
+
+class Player(SQLModel, table=True):
+    """Someone who wrote to the service or was invited; known by their address."""
+
+    __tablename__ = "players"
+
+    id: int | None = Field(default=None, primary_key=True)
+    address: str = Field(sa_type=Text, unique=True, index=True)
+    name: str = Field(sa_type=Text, default="")
+    language: str | None = Field(sa_type=Text, default=None)
+    """None: the service's default language."""
+    numbering: str = Field(sa_type=Text, default="own")
+    refuses_invitations: bool = False
+    """Set by ``stop``: never send this address an invitation again."""
+    created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+
+    @property
+    def display_name(self) -> str:
+        """The name from their From header, else the part of the address before the @."""
+        return self.name or self.address.split("@", 1)[0]
+
+
+class MatchStatus(StrEnum):
+    INVITED = "invited"
+    DECLINED = "declined"
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
+class MatchRecord(SQLModel, table=True):
+    """One invitation and everything played under it.
+
+    Seat 0 invited, seat 1 was invited (gnubg's players 0 and 1).  Each seat has its own
+    unguessable token (in the Reply-To address and the Message-IDs of its mails) and its own
+    mail thread, whose last Message-IDs are kept so that every mail threads under the previous.
+    """
+
+    __tablename__ = "matches"
+
+    id: int | None = Field(default=None, primary_key=True)
+    status: MatchStatus = Field(sa_type=Text, default=MatchStatus.INVITED, index=True)
+    player0_id: int = Field(foreign_key="players.id", index=True)
+    player1_id: int = Field(foreign_key="players.id", index=True)
+    token0: str = Field(sa_type=Text, unique=True, index=True)
+    token1: str = Field(sa_type=Text, unique=True, index=True)
+    options: dict[str, Any] = Field(sa_type=JSON, default_factory=dict)
+    """The invitation's options beyond the rules (rated, clocks, language)."""
+    score: dict[str, Any] = Field(sa_type=JSON)
+    """``pbem.rules.scoring.Score.to_dict()``: the rules and the running score."""
+    game: dict[str, Any] | None = Field(sa_type=JSON, default=None)
+    """``pbem.rules.game.Game.to_dict()`` of the game in progress or the last one played."""
+    game_number: int = 0
+    thread0: list[str] = Field(sa_type=JSON, default_factory=list)
+    thread1: list[str] = Field(sa_type=JSON, default_factory=list)
+    notes0: list[str] = Field(sa_type=JSON, default_factory=list)
+    """Personal notes waiting for seat 0 (written by seat 1), sent with seat 0's next mail."""
+    notes1: list[str] = Field(sa_type=JSON, default_factory=list)
+    rematch_of: int | None = Field(default=None, foreign_key="matches.id")
+    created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+    updated_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+    finished_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+
+
+class FinishedGame(SQLModel, table=True):
+    """A game that has ended, kept whole for the ``.mat`` file of its match."""
+
+    __tablename__ = "finished_games"
+
+    id: int | None = Field(default=None, primary_key=True)
+    match_id: int = Field(foreign_key="matches.id", index=True)
+    number: int
+    game: dict[str, Any] = Field(sa_type=JSON)
+    finished_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
