@@ -225,7 +225,8 @@ class MailPipeline:
 def _sender_and_subject(raw: bytes) -> tuple[str, str]:
     try:
         headers = BytesHeaderParser(policy=default_policy).parsebytes(raw)
-        return parseaddr(str(headers.get("From", "")))[1].lower(), " ".join(str(headers.get("Subject", "")).split())
+        sender = parseaddr(str(headers.get("From", "")))[1].lower()
+        return sender, " ".join(str(headers.get("Subject", "")).split())
     except Exception:  # the mail is recorded even when its headers cannot be read
         return "", ""
 

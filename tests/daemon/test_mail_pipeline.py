@@ -59,7 +59,8 @@ class FlakySink:
 
 @pytest.fixture
 def pipeline(engine, config):
-    return MailPipeline(engine, MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir), echo_handlers.echo)
+    source, sink = MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir)
+    return MailPipeline(engine, source, sink, echo_handlers.echo)
 
 
 def inbound_rows(engine) -> list[InboundMail]:

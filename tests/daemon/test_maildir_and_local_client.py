@@ -12,7 +12,7 @@ from email.policy import default as default_policy
 import pytest
 
 from pbem.cli import main
-from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, list_outbox, quote
+from pbem.mail.local_client import compose_mail, compose_reply, list_outbox, quote
 from pbem.mail.sinks import MaildirSink, outbox_file_name
 from pbem.mail.sources import DONE_FOLDER, FAILED_FOLDER, MaildirSource
 

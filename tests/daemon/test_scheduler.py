@@ -106,7 +106,8 @@ def test_a_failing_inbox_does_not_spin_or_stop_the_daemon(engine, config, caplog
     source = BrokenSource()
 
     async def scenario() -> None:
-        daemon = Daemon(MailPipeline(engine, source, MaildirSink(config.outbox_dir), ignore_mail), poll_interval=60)
+        pipeline = MailPipeline(engine, source, MaildirSink(config.outbox_dir), ignore_mail)
+        daemon = Daemon(pipeline, poll_interval=60)
         asyncio.get_running_loop().call_later(1.5, daemon.request_stop)
         await daemon.run()
 
