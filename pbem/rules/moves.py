@@ -89,6 +89,9 @@ class IllegalPlay(ValueError):
         self.details = details
         super().__init__(_english(code, details))
 
+    def __reduce__(self) -> tuple[type[IllegalPlay], tuple[str, dict[str, int | str]]]:
+        return IllegalPlay, (self.code, self.details)
+
 
 def _english(code: str, details: dict[str, int | str]) -> str:
     """A plain English reason, for logs and as a fallback text."""
@@ -324,7 +327,7 @@ class _StatedPlaySearch:
     def __init__(self, dice: tuple[int, int], stated: int) -> None:
         self.reached: dict[Position, int] = {}
         self.failure: IllegalPlay | None = None
-        self._failure_depth = -1
+        self._failure_weight = -1
         self._dice = dice
         self._stated = stated
         self._visited: set[tuple[Position, Pending, tuple[int, ...]]] = set()
@@ -346,8 +349,11 @@ class _StatedPlaySearch:
                     self.run(apply_step(position, step), rest_pending, rest, used + 1)
 
     def _fail(self, depth: int, code: str, details: dict[str, int | str]) -> None:
-        if depth > self._failure_depth:
-            self._failure_depth = depth
+        # At equal depth a step's own fault beats "bar first" on another step: the entry the
+        # player wrote is what went wrong.
+        weight = 2 * depth + (code != "bar_first")
+        if weight > self._failure_weight:
+            self._failure_weight = weight
             if code == "too_many_steps":
                 details = {"steps": self._stated, "dice": _dice_text(self._dice)}
             self.failure = IllegalPlay(code, details)
