@@ -63,6 +63,7 @@ from datetime import timedelta
 from enum import StrEnum
 
 from pbem.rules.notation import Numbering, looks_like_play
+from pbem.rules.scoring import Format
 
 MAX_MATCH_LENGTH = 25
 MAX_GAMES = 99
@@ -70,15 +71,6 @@ MAX_STAKE = 1000
 MAX_VACATION_DAYS = 365
 MOVE_CLOCK_RANGE = (timedelta(hours=1), timedelta(days=30))
 TIME_BANK_RANGE = (timedelta(0), timedelta(days=90))
-
-
-class Format(StrEnum):
-    """What an invitation plays: SPEC §2's formats."""
-
-    SINGLE = "single"
-    MATCH = "match"
-    MONEY = "money"
-    GAMES = "games"
 
 
 @dataclass(frozen=True)

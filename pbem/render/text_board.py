@@ -23,6 +23,7 @@ from pbem.rules.moves import BAR_POINT, OFF, Play
 from pbem.rules.notation import Colour, Numbering, format_play, own_point, point_label
 from pbem.rules.position import BAR as BAR_INDEX
 from pbem.rules.position import Position
+from pbem.rules.scoring import Format
 
 ROWS = 5
 """Checkers drawn per point; a taller stack shows its count in the last place."""
@@ -42,20 +43,11 @@ class Who(StrEnum):
     OPPONENT = "opponent"
 
 
-class FormatKind(StrEnum):
-    """The formats of SPEC §2, as far as the score line needs them."""
-
-    SINGLE = "single"
-    MATCH = "match"
-    MONEY = "money"
-    GAMES = "games"
-
-
 @dataclass(frozen=True)
 class Score:
     """What the score line says: the format and both scores, the viewer's first."""
 
-    kind: FormatKind = FormatKind.SINGLE
+    kind: Format = Format.SINGLE
     length: int | None = None
     """N of ``match N`` and ``games N``."""
     viewer: int = 0

@@ -21,6 +21,7 @@ from pbem.mail.composing import Attachment, Letter
 from pbem.mail.reading import IncomingMail, reply_address
 from pbem.render.templating import explain, render
 from pbem.render.text_board import BoardView, LastMove, Who
+from pbem.render.text_board import Score as BoardScore
 from pbem.render.text_board import render_text_board
 from pbem.rules import game as game_rules
 from pbem.rules import scoring
@@ -257,8 +258,6 @@ def game_view(table: Table, seat: int, config: Config) -> dict[str, Any]:
     view["ids"] = {"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))}
     board = game.board if game.seat == seat else game.board.swap()
     score_points = game.score if seat == 0 else game.score[::-1]
-    from pbem.render.text_board import FormatKind, Score as BoardScore
-
     board_view = BoardView(
         position=board,
         numbering=numbering,
@@ -270,7 +269,7 @@ def game_view(table: Table, seat: int, config: Config) -> dict[str, Any]:
         cube_value=game.cube,
         cube_owner=None if game.cube_owner is None else (Who.VIEWER if game.cube_owner == seat else Who.OPPONENT),
         score=BoardScore(
-            kind=FormatKind(rules.format.value),
+            kind=rules.format,
             length=rules.length if rules.format in (scoring.Format.MATCH, scoring.Format.GAMES) else None,
             viewer=score_points[0],
             opponent=score_points[1],

@@ -44,7 +44,7 @@ def is_service_address(address: str, service_address: str) -> bool:
 
 def match_rules(options: commands.GameOptions, cube_cap: int) -> scoring.MatchRules:
     """The rules core's view of an invitation's format."""
-    kind = scoring.Format(options.kind.value)
+    kind = options.kind
     length = {scoring.Format.SINGLE: 1, scoring.Format.MONEY: 0}.get(kind, options.length or 1)
     return scoring.MatchRules(
         format=kind, length=length, stake=options.stake, cube_cap=cube_cap,
@@ -130,7 +130,7 @@ def rematch(talk: Conversation, table: Table, seat: int) -> None:
         return
     rules = table.score.rules
     options = commands.GameOptions(
-        kind=commands.Format(rules.format.value),
+        kind=rules.format,
         length=rules.length if rules.format in (scoring.Format.MATCH, scoring.Format.GAMES) else None,
         stake=rules.stake,
         beaver=rules.beaver,

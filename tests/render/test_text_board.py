@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pbem.render.text_board import BoardView, FormatKind, LastMove, Score, Who, render_text_board
+from pbem.render.text_board import BoardView, LastMove, Score, Who, render_text_board
+from pbem.rules.scoring import Format
 from pbem.rules.gnubg_ids import position_id
 from pbem.rules.notation import Colour, Numbering
 from pbem.rules.position import Position
@@ -40,7 +41,7 @@ def start_view(numbering: Numbering, colour: Colour) -> BoardView:
     return BoardView(
         position=Position.start(), numbering=numbering, colour=colour,
         viewer_name="Anna", opponent_name="Ben", turn=Who.VIEWER, dice=(5, 2),
-        score=Score(FormatKind.MATCH, length=5, viewer=2, opponent=4, crawford=True),
+        score=Score(Format.MATCH, length=5, viewer=2, opponent=4, crawford=True),
     )
 
 
@@ -49,7 +50,7 @@ def hit_view(numbering: Numbering, colour: Colour) -> BoardView:
         position=AFTER_HIT, numbering=numbering, colour=colour,
         viewer_name="Annaliese Mustermann-Schulze", opponent_name="Ben", turn=Who.VIEWER,
         dice=(3, 1), cube_value=2, cube_owner=Who.OPPONENT,
-        score=Score(FormatKind.MONEY, viewer=3, opponent=1),
+        score=Score(Format.MONEY, viewer=3, opponent=1),
         last_move=LastMove(before=BEFORE_HIT, play=((13, 8), (6, 5))),
     )
 
