@@ -11,10 +11,17 @@ Points are always in the mover's own numbering: ``1..24``, ``25`` = the bar, ``0
   single opponent checkers on the way; they check physics only (a checker on the from-point,
   no opponent point on the landing point), not the rules of the turn.
 * ``check_play(position, dice, steps)``: the resulting position when the stated steps reach a
-  legal position, else ``IllegalPlay``.
+  legal position, else ``IllegalPlay``.  Steps may be written in any order and may combine
+  dice for one checker (``24/13`` with 6-5); where a combined step may or may not hit on its
+  way, the play that hits less is taken, since the hit was not written.  When no order works,
+  the reason is that of the step that failed after the most dice were played, the first in
+  the player's order (a blocked entry beats "bar first" on another step); when all steps can
+  be played but the play is not legal, it is ``larger_die_required`` or
+  ``dice_not_fully_used``.
 
 ``IllegalPlay.code`` is a stable identifier; ``details`` carries the values a message needs
-(points in the mover's numbering, ``25`` = bar, ``0`` = off; ``dice`` as text like ``"6-5"``):
+(points in the mover's numbering, ``25`` = bar, ``0`` = off; ``from``/``to`` are the step as
+the player wrote it, so a combined step keeps its ends; ``dice`` as text like ``"6-5"``):
 
 ============================ ===================================================================
 code                         meaning, details
@@ -104,7 +111,7 @@ def _english(code: str, details: dict[str, int | str]) -> str:
 
 
 def _point_name(point: int | str) -> str:
-    return {BAR_POINT: "bar", OFF: "off"}.get(point, str(point))  # type: ignore[call-overload]
+    return "bar" if point == BAR_POINT else "off" if point == OFF else str(point)
 
 
 def _dice_text(dice: Sequence[int]) -> str:
