@@ -235,6 +235,18 @@ def test_combined_step_over_a_blot_prefers_not_to_hit() -> None:
     assert check_play(position, (4, 3), [(13, 9), (9, 6)]).opponent[24] == 1
 
 
+def test_combined_step_hits_when_the_only_way_passes_a_blot() -> None:
+    position = board({13: 1, 1: 14}, {9: 1, 10: 2})
+    assert check_play(position, (4, 3), [(13, 6)]).opponent[24] == 1
+
+
+def test_other_intermediate_points_reaching_the_same_position_are_accepted() -> None:
+    start = Position.start()
+    expected = apply_play(start, ((24, 18), (18, 13)))
+    assert check_play(start, (6, 5), [(24, 19), (19, 13)]) == expected
+    assert check_play(start, (6, 5), [(19, 13), (24, 19)]) == expected
+
+
 def test_bar_entry_may_be_written_after_the_other_step() -> None:
     position = board({25: 1, 13: 5, 6: 9})
     assert check_play(position, (6, 2), [(13, 7), (25, 23)]) == board({23: 1, 13: 4, 7: 1, 6: 9})
