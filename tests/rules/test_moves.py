@@ -242,9 +242,9 @@ def test_combined_step_hits_when_the_only_way_passes_a_blot() -> None:
 
 def test_other_intermediate_points_reaching_the_same_position_are_accepted() -> None:
     start = Position.start()
-    expected = apply_play(start, ((24, 18), (18, 13)))
-    assert check_play(start, (6, 5), [(24, 19), (19, 13)]) == expected
-    assert check_play(start, (6, 5), [(19, 13), (24, 19)]) == expected
+    expected = apply_play(start, ((24, 20), (20, 18)))
+    assert check_play(start, (4, 2), [(24, 22), (22, 18)]) == expected
+    assert check_play(start, (4, 2), [(22, 18), (24, 22)]) == expected
 
 
 def test_bar_entry_may_be_written_after_the_other_step() -> None:
