@@ -75,6 +75,11 @@ def random_corpus(seed: int, count: int) -> list[tuple[str, int, int, Answer]]:
     return [(pid, die1, die2, answer) for pid, die1, die2, answer in reply]
 
 
+def position_ids(boards: Iterable[Board]) -> list[str]:
+    """``gnubg.positionid`` of each board ``(side not on roll, side on roll)``."""
+    return _ask({"kind": "position_ids", "boards": [[list(side) for side in board] for board in boards]})
+
+
 def identifiers_after(scripts: Sequence[Sequence[str]]) -> list[tuple[str, str]]:
     """For each list of gnubg commands, run from a fresh session: ``(position ID, match ID)``."""
     return [tuple(ids) for ids in _ask({"kind": "commands", "scripts": [list(s) for s in scripts]})]
@@ -114,6 +119,8 @@ def _serve() -> None:
         reply = random_queries(
             random.Random(request["seed"]), request["count"], _gnubg_legal, _gnubg_board, _gnubg_id
         )
+    elif request["kind"] == "position_ids":
+        reply = [_gnubg_id(tuple(map(tuple, board))) for board in request["boards"]]
     else:
         reply = [_gnubg_identifiers(script) for script in request["scripts"]]
     Path(os.environ[_REPLY_ENV]).write_text(json.dumps(reply))
