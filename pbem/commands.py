@@ -60,7 +60,6 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import timedelta
-from enum import StrEnum
 
 from pbem.rules.notation import Numbering, looks_like_play
 from pbem.rules.scoring import Format

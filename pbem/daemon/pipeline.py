@@ -29,7 +29,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from pbem.mail.sinks import OutboundSink
-from pbem.mail.sources import InboundSource, SourceMessage, message_id_of
+from pbem.mail.reading import message_id_of
+from pbem.mail.sources import InboundSource, SourceMessage
 from pbem.store.db import session_scope, utc_now
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
 

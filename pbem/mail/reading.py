@@ -26,7 +26,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from email.message import EmailMessage, Message
-from email.parser import BytesParser
+from email.parser import BytesHeaderParser, BytesParser
 from email.policy import default as default_policy
 from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
@@ -113,11 +113,6 @@ def reply_address(service_address: str, token: str) -> str:
     return f"{local}+{token}@{domain}"
 
 
-def token_message_id(token: str, domain: str) -> str:
-    """A unique Message-ID that names the game, so that In-Reply-To and References find it."""
-    return f"<{token}.{secrets.token_hex(8)}@{domain}>"
-
-
 def subject_text(subject: str) -> str:
     """The subject without reply/forward prefixes and list tags, to be read as a command."""
     previous = None
@@ -135,7 +130,7 @@ def read_mail(raw: bytes, service_address: str) -> IncomingMail:
     references = _message_ids(message, "References")
     in_reply_to = next(iter(_message_ids(message, "In-Reply-To")), None)
     return IncomingMail(
-        message_id=_message_id(message, raw),
+        message_id=message_id_of(raw),
         sender=sender,
         sender_name=sender_name,
         subject=" ".join(_header(message, "Subject").split()),
@@ -173,12 +168,18 @@ def _sender(message: Message) -> tuple[str, str]:
     return name, address.lower()
 
 
-def _message_id(message: Message, raw: bytes) -> str:
-    """The Message-ID, or a stable one made from the content, so a mail read twice is one mail."""
-    found = _MESSAGE_ID.search(_header(message, "Message-ID"))
-    if found:
-        return found.group()
-    return f"<{hashlib.sha256(raw).hexdigest()[:40]}@pbem.invalid>"
+def message_id_of(raw: bytes) -> str:
+    """The mail's Message-ID (the first ``<…>`` of the header), or one made from a hash of its bytes.
+
+    The same mail read twice gets the same id either way: this is what makes applying it
+    idempotent, so the pipeline and the reader both use this one function.
+    """
+    try:
+        header = BytesHeaderParser(policy=default_policy).parsebytes(raw).get("Message-ID", "")
+        found = _MESSAGE_ID.search(str(header))
+    except Exception:  # a header so broken that the parser gives up still names a mail
+        found = None
+    return found.group() if found else f"<{hashlib.sha256(raw).hexdigest()[:40]}@pbem.invalid>"
 
 
 def _message_ids(message: Message, header: str) -> list[str]:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Protocol
 
 from pbem.config import Config, ConfigError
-from pbem.mail.sources import ensure_maildir, message_id_of
+from pbem.mail.reading import message_id_of
+from pbem.mail.sources import ensure_maildir
 
 
 class OutboundSink(Protocol):

@@ -7,14 +7,10 @@ message is marked done only after the transaction that applied it has committed.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
-import re
 import time
 from dataclasses import dataclass
-from email.parser import BytesHeaderParser
-from email.policy import default as default_policy
 from pathlib import Path
 from typing import Protocol
 
@@ -25,7 +21,6 @@ log = logging.getLogger(__name__)
 DONE_FOLDER = ".pbem.done"
 FAILED_FOLDER = ".pbem.failed"
 MAILDIR_POLL_SECONDS = 0.2
-_MESSAGE_ID = re.compile(r"<[^<>\s]+>")
 
 
 @dataclass(frozen=True)
@@ -50,19 +45,6 @@ class InboundSource(Protocol):
         """Return when mail may have arrived, or after `timeout` seconds at the latest."""
 
     async def close(self) -> None: ...
-
-
-def message_id_of(raw: bytes) -> str:
-    """The mail's Message-ID (the first `<…>` in the header), or one made from a hash of its bytes.
-
-    The same mail read twice gets the same id either way, which is what makes applying it idempotent.
-    """
-    try:
-        header = BytesHeaderParser(policy=default_policy).parsebytes(raw).get("Message-ID", "")
-        found = _MESSAGE_ID.search(str(header))
-    except Exception:  # a header so broken that the parser gives up still names a mail
-        found = None
-    return found.group() if found else f"<{hashlib.sha256(raw).hexdigest()[:40]}@pbem.invalid>"
 
 
 def open_inbound_source(config: Config) -> InboundSource:

@@ -19,8 +19,8 @@ from pbem.mail.reading import (
     read_mail,
     reply_address,
     subject_text,
-    token_message_id,
 )
+from pbem.mail.composing import game_message_id
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SERVICE = "backgammon@example.org"
@@ -174,7 +174,7 @@ def test_the_composing_helpers_round_trip_through_reading(data: st.DataObject) -
     other = data.draw(st.from_regex(TOKEN_PATTERN, fullmatch=True))
     headers = (
         f"From: bob@example.com\nTo: {reply_address(SERVICE, token)}\n"
-        f"In-Reply-To: {token_message_id(other, 'example.org')}"
+        f"In-Reply-To: {game_message_id(other, (1, 2), 'example.org')}"
     )
     assert read_mail(_mail(headers), SERVICE).reply_tokens == list(dict.fromkeys([token, other]))
 
@@ -183,7 +183,7 @@ def test_new_tokens_are_well_formed_and_unique() -> None:
     tokens = {new_token() for _ in range(200)}
     assert len(tokens) == 200
     assert all(re.fullmatch(TOKEN_PATTERN, token) for token in tokens)
-    assert token_message_id(T1, "example.org").startswith(f"<{T1}.")
+    assert game_message_id(T1, (1, 2), "example.org").startswith(f"<{T1}.1-2.")
 
 
 @pytest.mark.parametrize(
