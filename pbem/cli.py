@@ -13,13 +13,18 @@ from pbem.rules.gnubg_ids import legal_position_ids
 EXIT_BAD_INPUT = 2
 
 RULES_LEGAL_HELP = """\
-Read lines "POSITION_ID D1 D2" on standard input and write, for each, one line: the GNU Backgammon
-Position IDs of all distinct positions the player on roll can reach with that roll, sorted in byte
-order and separated by single spaces, or an empty line when no move is possible. Positions are
-encoded as gnubg.positionid() encodes them with the mover on roll, before and after the move (the
-turn is not passed). Output is flushed after every line, so the command can be used as a
-co-process. Blank input lines are skipped. A malformed line stops the command: the answers to the
-lines before it have been written, a message naming the line number goes to standard error, and
+Read lines "POSITION_ID D1 D2" on standard input and write, for each, one line:
+the GNU Backgammon Position IDs of all distinct positions the player on roll
+can reach with that roll, sorted in byte order and separated by single spaces,
+or an empty line when no move is possible.
+
+Positions are encoded as gnubg.positionid() encodes them with the mover on
+roll, before and after the move (the turn is not passed). Each answer is
+flushed at once, so the command can run as a co-process. Blank input lines
+are skipped.
+
+A malformed line stops the command: the answers to the lines before it have
+been written, a message naming the line number goes to standard error, and
 the exit status is 2 (an empty answer would wrongly mean "no legal move")."""
 
 
@@ -42,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         "legal",
         help="list the legal resulting positions for Position IDs and rolls read on stdin",
         description=RULES_LEGAL_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     legal.set_defaults(run=lambda args: rules_legal(sys.stdin, sys.stdout, sys.stderr))
     _add_mail_commands(commands)
