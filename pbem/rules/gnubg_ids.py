@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 
+from pbem.rules.moves import legal_plays
 from pbem.rules.position import CHECKERS, Position
 
 POSITION_ID_LENGTH = 14
@@ -57,9 +58,8 @@ def position_from_id(pid: str) -> Position:
     if key:
         raise ValueError(f"invalid Position ID {pid!r}: too many checkers")
     opponent, mover = tuple(slots[:_SLOTS]), tuple(slots[_SLOTS:])
-    for name, side in (("player not on roll", opponent), ("player on roll", mover)):
-        if sum(side) > CHECKERS:
-            raise ValueError(f"invalid Position ID {pid!r}: the {name} has over {CHECKERS} checkers")
+    if max(sum(opponent), sum(mover)) > CHECKERS:
+        raise ValueError(f"invalid Position ID {pid!r}: a player has more than {CHECKERS} checkers")
     try:
         return Position(mover=mover, opponent=opponent)
     except ValueError as error:
@@ -72,8 +72,6 @@ def legal_position_ids(pid: str, dice: tuple[int, int]) -> list[str]:
     This is the answer ``pbem rules legal`` gives for one input line (SPEC section 5): the
     results stay seen from the mover, the turn is not passed.
     """
-    from pbem.rules.moves import legal_plays  # moves may import this module for its messages
-
     if len(dice) != 2 or not all(isinstance(die, int) and 1 <= die <= 6 for die in dice):
         raise ValueError(f"dice must be two numbers from 1 to 6, not {dice!r}")
     resulting = legal_plays(position_from_id(pid), dice)

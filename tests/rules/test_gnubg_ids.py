@@ -182,7 +182,8 @@ def test_match_id_round_trips(state: MatchIdState) -> None:
         "4HPwATDgc/ABMAA",
         "4HPwATDgc/AB*A",
         "4HPwATDgc/ABMB",  # stray bits beyond the 80
-        "//////////////",  # far too many checkers
+        "/////////////w",  # all 80 bits set: far too many checkers
+        "//////////////",  # stray bits beyond the 80
         "AAAA//8AAAAAAA",  # 16 checkers on one point
         "4HPwATDgc/ABMg",  # a 16th checker for the player on roll
         "AAAAAAAAAAAAAA=",
