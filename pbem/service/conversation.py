@@ -75,8 +75,8 @@ class Conversation:
             self.news[table.id] = News(table)
         return self.news[table.id]
 
-    def event(self, table: Table, kind: str, seat: int | None = None, **data: Any) -> None:
-        """Record an event both seats hear about."""
+    def event(self, table: Table, kind: str, seat: int | None = None, /, **data: Any) -> None:
+        """Record an event both seats hear about (positional-only: the data may name a ``kind``)."""
         news = self.news_of(table)
         news.events.append(Event(kind, seat, data))
         news.notify.update((0, 1))

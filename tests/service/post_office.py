@@ -2,31 +2,42 @@
 
 A :class:`PostOffice` runs the real pipeline (Maildir inbox → one transaction per mail →
 Maildir outbox) with the real handler; :class:`Player` replies to the last mail it got, and
-:meth:`Player.play_on` picks its next command from the identifiers in that mail, as a player
-reading the board would.
+:meth:`Player.next_command` picks its next command from the identifiers in that mail, as a
+player reading the board would.  :func:`check_answers` holds what SPEC §4 promises of every
+mail, so that each test step can check it against the state in the database.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from email.message import EmailMessage
+from email.utils import parseaddr
 from functools import partial
 from pathlib import Path
 
+from sqlmodel import Session, select
+
 from pbem.config import Config
 from pbem.daemon.pipeline import MailPipeline
-from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, list_outbox
+from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, read_mail_file
 from pbem.mail.sinks import MaildirSink
 from pbem.mail.sources import MaildirSource
+from pbem.rules.game import Dice, Game
 from pbem.rules.gnubg_ids import match_id_state, position_from_id
 from pbem.rules.moves import legal_plays
 from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.service import handle_mail
+from pbem.service.tables import Table
 from pbem.store.db import create_schema, make_engine
+from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player as PlayerRow
+from pbem.store.mail_records import InboundMail, OutboundMail
 
 _IDS = re.compile(r"^Position ID: (\S+)\nMatch ID: (\S+)$", re.MULTILINE)
+_TOKEN_IN_REPLY_TO = re.compile(r"\+([a-z2-7]{26})@")
 
 
 def text_of(message: EmailMessage) -> str:
@@ -41,9 +52,33 @@ def identifiers(message: EmailMessage) -> tuple[str, str]:
     return found.group(1), found.group(2)
 
 
+def token_of(message: EmailMessage) -> str | None:
+    """The game token in the Reply-To of a service mail (None: a mail of no game)."""
+    found = _TOKEN_IN_REPLY_TO.search(str(message.get("Reply-To", "")))
+    return found.group(1) if found else None
+
+
+class LoadedDice:
+    """Reproducible dice: first the scripted rolls, then a seeded generator."""
+
+    def __init__(self, seed: int = 0, script: Iterable[Dice] = ()) -> None:
+        self.random = random.Random(seed)
+        self.script = list(script)
+
+    def load(self, *rolls: Dice) -> None:
+        """The next rolls, in order (an opening roll is (inviter's die, invited's die))."""
+        self.script.extend(rolls)
+
+    def roll(self) -> Dice:
+        if self.script:
+            return self.script.pop(0)
+        return self.random.randint(1, 6), self.random.randint(1, 6)
+
+
 class PostOffice:
-    def __init__(self, config: Config, dice=None) -> None:
+    def __init__(self, config: Config, dice: LoadedDice | None = None) -> None:
         self.config = config
+        self.dice = dice
         self.engine = make_engine(config.database.url)
         create_schema(self.engine)
         handler = partial(handle_mail, config=config) if dice is None else partial(handle_mail, config=config, dice=dice)
@@ -54,14 +89,56 @@ class PostOffice:
     def deliver(self, message: EmailMessage) -> list[EmailMessage]:
         """Deliver one mail, run the service once, and return the mails it sent."""
         deliver_to_maildir(self.config.inbox_dir, message)
+        return self.run()
+
+    def run(self) -> list[EmailMessage]:
         asyncio.run(self.pipeline.read_inbox())
         asyncio.run(self.pipeline.flush_outbox())
         return self.collect()
 
     def collect(self) -> list[EmailMessage]:
-        new = [entry for entry in list_outbox(self.config.outbox_dir) if entry.path not in self.seen]
-        self.seen.update(entry.path for entry in new)
-        return [entry.message for entry in new]
+        """The mails put into the outbox since the last look, oldest first (only those are parsed)."""
+        outbox = self.config.outbox_dir
+        new = [path for sub in ("new", "cur") if (outbox / sub).is_dir() for path in (outbox / sub).iterdir()
+               if path not in self.seen]
+        self.seen.update(new)
+        return [read_mail_file(path) for path in sorted(new, key=lambda path: (path.stat().st_mtime_ns, path.name))]
+
+    def file(self, sent: list[EmailMessage]) -> None:
+        """Put each mail sent into its recipient's inbox."""
+        for player in self.players:
+            player.inbox.extend(mail for mail in sent if recipient(mail) == player.address)
+
+    # -- the database, as the tests look at it ---------------------------------------------
+
+    def matches(self) -> list[MatchRecord]:
+        with Session(self.engine) as session:
+            return list(session.exec(select(MatchRecord).order_by(MatchRecord.id)).all())
+
+    def table(self, match_id: int | None = None) -> Table:
+        """The match (the newest if none is named) with its players, score and game."""
+        with Session(self.engine) as session:
+            record = session.get(MatchRecord, match_id) if match_id else session.exec(
+                select(MatchRecord).order_by(MatchRecord.id.desc())).first()  # type: ignore[union-attr]
+            assert record is not None
+            return Table.load(session, record)
+
+    def snapshot(self) -> tuple:
+        """Everything a mail may change in the game state, to show that it changed nothing."""
+        with Session(self.engine) as session:
+            matches = [(m.status, m.score, m.game, m.game_number, m.notes0, m.notes1)
+                       for m in session.exec(select(MatchRecord).order_by(MatchRecord.id)).all()]
+            players = [(p.address, p.language, p.numbering)
+                       for p in session.exec(select(PlayerRow).order_by(PlayerRow.id)).all()]
+            return matches, players
+
+    def inbound(self, message_id: str) -> InboundMail | None:
+        with Session(self.engine) as session:
+            return session.exec(select(InboundMail).where(InboundMail.message_id == message_id)).first()
+
+    def outbound_count(self) -> int:
+        with Session(self.engine) as session:
+            return len(session.exec(select(OutboundMail.id)).all())
 
 
 @dataclass
@@ -71,6 +148,7 @@ class Player:
     name: str
     numbering: Numbering = Numbering.OWN
     inbox: list[EmailMessage] = field(default_factory=list)
+    outbox: list[EmailMessage] = field(default_factory=list)
 
     @property
     def sender(self) -> str:
@@ -81,32 +159,140 @@ class Player:
         return self.inbox[-1]
 
     def write(self, text: str, subject: str = "pbem", to: str | None = None) -> list[EmailMessage]:
-        return self._post(compose_mail(self.sender, to or self.office.config.service.address, subject, text))
+        return self.post(compose_mail(self.sender, to or self.office.config.service.address, subject, text))
 
     def reply(self, text: str, to: EmailMessage | None = None) -> list[EmailMessage]:
-        return self._post(compose_reply(self.sender, to or self.last, text))
+        return self.post(compose_reply(self.sender, to or self.last, text))
 
-    def _post(self, message: EmailMessage) -> list[EmailMessage]:
+    def post(self, message: EmailMessage) -> list[EmailMessage]:
+        """Send a mail as this player; every mail the service sends is filed with its recipient."""
+        self.outbox.append(message)
         sent = self.office.deliver(message)
-        for player in self.office.players:
-            player.inbox.extend(m for m in sent if player.address in str(m["To"]).lower())
+        self.office.file(sent)
         return sent
+
+    def answers(self, sent: list[EmailMessage]) -> list[EmailMessage]:
+        return [mail for mail in sent if recipient(mail) == self.address]
 
     def __post_init__(self) -> None:
         self.office.players.append(self)
 
-    def next_command(self, seat: int) -> str | None:
-        """What a simple player answers to the last mail: roll, take, or the first legal move."""
-        text = text_of(self.last)
+    def last_of(self, token: str | None) -> EmailMessage | None:
+        """The last mail of the game with this token (None: of no game) in the inbox."""
+        return next((mail for mail in reversed(self.inbox) if token_of(mail) == token), None)
+
+    def next_command(self, seat: int, mail: EmailMessage | None = None) -> str | None:
+        """What a simple player answers to a mail: roll, take, or the first legal move."""
+        mail = mail or self.last
+        text = text_of(mail)
         if "reply  roll  or  double" in text:
             return "roll"
         if "Reply  take  or  drop" in text:
             return "take"
         if "Reply with your move" not in text:
             return None
-        pid, mid = identifiers(self.last)
+        pid, mid = identifiers(mail)
         state = match_id_state(mid)
         position = position_from_id(pid)
         plays = legal_plays(position, state.dice)
         play = sorted(plays.values())[0]
         return format_play(position, play, self.numbering, Colour.of_seat(seat))
+
+
+def recipient(mail: EmailMessage) -> str:
+    return parseaddr(str(mail["To"]))[1].lower()
+
+
+# -- what every mail must show (SPEC §4) -----------------------------------------------------
+
+
+def check_answers(office: PostOffice, question: EmailMessage, sent: list[EmailMessage],
+                  previous: dict[str, EmailMessage | None] | None = None) -> None:
+    """Check every mail ``sent`` in answer to ``question`` against the database.
+
+    The sender's answers thread under their mail; a mail to anyone else threads under the
+    previous mail of their thread (``previous``: recipient → the last game mail they had).
+    Game mails show identifiers that decode to the stored game, from the right seats.
+    """
+    asker = parseaddr(str(question["From"]))[1].lower()
+    assert sent, "no answer at all"
+    assert any(recipient(mail) == asker for mail in sent), "the sender got no answer"
+    for mail in sent:
+        assert mail["Auto-Submitted"] == "auto-replied"
+        if recipient(mail) == asker:
+            assert mail["In-Reply-To"] == question["Message-ID"]
+            assert str(mail["References"]).split()[-1] == question["Message-ID"]
+        elif previous is not None and previous.get(recipient(mail)) is not None:
+            earlier = previous[recipient(mail)]
+            assert earlier is not None
+            assert mail["In-Reply-To"] == earlier["Message-ID"], "not threaded under the previous game mail"
+        token = token_of(mail)
+        if token is not None:
+            check_identifiers(office, mail, token)
+
+
+def check_identifiers(office: PostOffice, mail: EmailMessage, token: str) -> None:
+    """The mail's Position ID and Match ID are the stored game's, with the inviter as player 0."""
+    record = next(m for m in office.matches() if token in (m.token0, m.token1))
+    if record.game is None:
+        assert "Position ID:" not in text_of(mail)
+        return
+    game = Game.from_dict(record.game)
+    pid, mid = identifiers(mail)
+    state = match_id_state(mid)
+    assert position_from_id(pid) == game.board
+    assert state.player_on_roll == game.seat
+    assert state.turn == (game.to_act if game.to_act is not None else game.seat)
+    assert state.score == game.score
+    assert state.cube_value == game.cube and state.cube_owner == game.cube_owner
+    assert state.dice == tuple(sorted(game.dice or (0, 0), reverse=True))
+    assert state.crawford == game.crawford
+    assert state.double_offered == (game.phase.value == "double_offered")
+    assert state.match_length == (game.rules.length if game.rules.format.value == "match" else 0)
+
+
+def play_to_end(office: PostOffice, players: tuple[Player, Player], match_id: int, max_steps: int = 3000) -> int:
+    """Both players answer what the service asks until the match is over; returns the steps.
+
+    Every step is checked: the answers (:func:`check_answers`), that both players hear of it,
+    and that the player who must act next was told so in the mail they got last.
+    """
+    for step in range(max_steps):
+        table = office.table(match_id)
+        if table.status is MatchStatus.FINISHED:
+            return step
+        game = table.game
+        assert game is not None and game.to_act is not None
+        seat = game.to_act
+        player = players[seat]
+        last = player.last_of(table.token(seat))
+        assert last is not None
+        command = player.next_command(seat, last)
+        assert command, f"{player.name} must act but was not told so:\n{text_of(last)}"
+        previous = {p.address: p.last_of(table.token(i)) for i, p in enumerate(players)}
+        sent = player.reply(command, to=last)
+        check_answers(office, player.outbox[-1], sent, previous)
+        assert {recipient(mail) for mail in sent} == {p.address for p in players}
+        after = office.table(match_id)
+        if after.game is not None and after.game.to_act is not None:
+            acting = players[after.game.to_act]
+            told = acting.last_of(after.token(after.game.to_act))
+            assert told is not None and told in sent
+            assert "Your turn" in str(told["Subject"]) or "double offered" in str(told["Subject"]) \
+                or "game over" in str(told["Subject"]), told["Subject"]
+    raise AssertionError(f"the match did not end in {max_steps} steps")
+
+
+def finished_games(office: PostOffice, match_id: int) -> list[Game]:
+    with Session(office.engine) as session:
+        rows = session.exec(select(FinishedGame).where(FinishedGame.match_id == match_id)
+                            .order_by(FinishedGame.number)).all()
+        return [Game.from_dict(row.game) for row in rows]
+
+
+def attachment(mail: EmailMessage, suffix: str) -> str | None:
+    """The text of the mail's attachment whose file name ends with ``suffix``."""
+    for part in mail.iter_attachments():
+        if (part.get_filename() or "").endswith(suffix):
+            return part.get_content() if isinstance(part.get_content(), str) else part.get_content().decode()
+    return None

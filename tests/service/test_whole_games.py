@@ -1,0 +1,96 @@
+"""Whole games and a match through the real pipeline, checked move by move (SPEC §4)."""
+
+from __future__ import annotations
+
+from post_office import (
+    LoadedDice, Player, PostOffice, attachment, check_answers, finished_games, play_to_end, recipient,
+    text_of, token_of,
+)
+
+from pbem.rules.notation import Numbering
+from pbem.rules.scoring import Ending, Format
+from pbem.store.game_records import MatchStatus
+
+
+def invite_and_accept(office: PostOffice, anna: Player, ben: Player, invitation: str) -> int:
+    """Anna invites Ben, Ben accepts; returns the match id."""
+    sent = anna.write(invitation)
+    check_answers(office, anna.outbox[-1], sent)
+    card = ben.last
+    assert "Invitation from Anna" in str(card["Subject"])
+    assert f"mailto:backgammon+{token_of(card)}@localhost?subject=accept" in text_of(card)
+    assert office.table().status is MatchStatus.INVITED
+    anna_before = anna.last
+    sent = ben.reply("accept")
+    check_answers(office, ben.outbox[-1], sent, {anna.address: anna_before})
+    table = office.table()
+    assert table.status is MatchStatus.RUNNING and table.game is not None
+    return table.id
+
+
+def test_single_game_to_the_end_with_own_and_fixed_numbering(config):
+    office = PostOffice(config, LoadedDice(seed=7))
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben", numbering=Numbering.FIXED)
+    ben.write("numbering fixed")
+    assert "fixed numbering" in text_of(ben.last)
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+
+    steps = play_to_end(office, (anna, ben), match_id)
+    assert steps > 30
+
+    table = office.table(match_id)
+    (game,) = finished_games(office, match_id)
+    result = game.result
+    assert result is not None and result.ending is Ending.PLAYED and result.winner is not None
+    assert table.score.points[result.winner] == result.points > 0
+    assert table.score.points[1 - result.winner] == 0
+    winner, loser = (anna, ben)[result.winner], (anna, ben)[1 - result.winner]
+    assert "you win" in str(winner.last["Subject"]) and f"{winner.name} wins" in str(loser.last["Subject"])
+    for player in (anna, ben):
+        mat = attachment(player.last, ".mat")
+        # a single game is scored like money play, which the .mat format writes as 0 points
+        assert mat is not None and " 0 point match" in mat and "Anna" in mat and "Ben" in mat
+        moves = sum(1 for action in game.record if action.kind.value == "move")
+        assert mat.count(": ") >= moves  # every turn is a line "dice: play"
+        assert "Wins" in mat
+        assert "Reply  rematch  to play again." in text_of(player.last)
+    # Ben's boards are labelled in the fixed numbering: his home (Black's, 19-24) is 19..24.
+    assert "Black" in text_of(ben.last) or "White" in text_of(ben.last)
+
+
+def test_match_to_3_with_crawford_game(config):
+    # seed 19: a gammon to 2-0, the Crawford game (2-1), a post-Crawford game to 3-1
+    office = PostOffice(config, LoadedDice(seed=19))
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org match 3")
+
+    play_to_end(office, (anna, ben), match_id)
+
+    table = office.table(match_id)
+    games = finished_games(office, match_id)
+    assert table.score.rules.format is Format.MATCH and table.score.rules.length == 3
+    assert [game.crawford for game in games] == [False, True, False]
+    assert [game.score for game in games] == [(0, 0), (2, 0), (2, 1)]
+    assert table.score.points == (3, 1) and table.record.game_number == 3
+    assert table.status is MatchStatus.FINISHED
+    crawford_start = [mail for mail in anna.inbox if "Game 2 begins" in text_of(mail)]
+    assert len(crawford_start) == 1 and "This is the Crawford game: no doubling." in text_of(crawford_start[0])
+    assert "over: you win" in str(anna.last["Subject"]) and "over: Anna wins" in str(ben.last["Subject"])
+    assert "Anna wins, 3 to 1." in text_of(ben.last)
+    for player in (anna, ben):
+        mat = attachment(player.last, ".mat")
+        assert mat is not None and " 3 point match" in mat and mat.count(" Game ") == 3
+        assert " Anna : 2                       Ben : 1" in mat
+
+
+def test_a_game_with_the_real_secure_dice(config):
+    office = PostOffice(config)
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+    play_to_end(office, (anna, ben), match_id)
+    assert office.table(match_id).status is MatchStatus.FINISHED
+    assert sum(office.table(match_id).score.points) > 0
+    assert all(recipient(mail) in (anna.address, ben.address) for mail in anna.inbox + ben.inbox)
