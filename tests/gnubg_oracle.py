@@ -94,6 +94,7 @@ def _ask(request: dict, timeout: float = 300) -> list:
         done = subprocess.run(
             [gnubg_executable(), "-t", "-q", "-r", "-p", str(Path(__file__).resolve())],
             env=env,
+            check=False,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -259,7 +260,7 @@ def _style_score(style: str, board: Board) -> int:
 
 def _keep_probability(board: Board) -> float:
     """Keep every bear-off position and several checkers on the bar, fewer of the rest."""
-    opponent, mover = board
+    mover = board[1]
     if mover[24] >= 2 or not any(mover[6:]):
         return 1.0
     return 0.3 if mover[24] else 0.12

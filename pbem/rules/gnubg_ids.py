@@ -121,8 +121,10 @@ class MatchIdState:
                 raise ValueError(f"{name} must be 0 or 1, not {getattr(self, name)!r}")
         if not 0 <= self.resignation_offered <= 3:
             raise ValueError(f"resignation offered must be 0-3, not {self.resignation_offered}")
-        if len(self.dice) != 2 or (0 in self.dice and self.dice != (0, 0)) or not all(
-            0 <= die <= 6 for die in self.dice
+        if (
+            len(self.dice) != 2
+            or (0 in self.dice and self.dice != (0, 0))
+            or not all(0 <= die <= 6 for die in self.dice)
         ):
             raise ValueError(f"dice must be two numbers 1-6, or (0, 0) before the roll: {self.dice!r}")
         if not 0 <= self.match_length < 1 << 15 or not all(0 <= s < 1 << 15 for s in self.score):
@@ -230,4 +232,3 @@ def _decode(text: str, length: int, size: int, kind: str) -> int:
     if len(raw) != size:
         raise ValueError(f"invalid {kind} {text!r}: expected {size} bytes")
     return int.from_bytes(raw, "little")
-

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gnubg_oracle import random_corpus  # noqa: E402
+from gnubg_oracle import random_corpus
 
 SEED = 20240611
 DEFAULT_COUNT = 2500
@@ -36,7 +36,15 @@ def main() -> None:
 
 def _summary(corpus: list[tuple[str, int, int, list[str]]]) -> str:
     """Counts of the hard cases, so that a reader sees what the file covers."""
-    counts = {"bar": 0, "bar>=2": 0, "bear-off": 0, "bear-off with contact": 0, "hit while bearing off": 0, "doubles": 0, "no move": 0}
+    counts = {
+        "bar": 0,
+        "bar>=2": 0,
+        "bear-off": 0,
+        "bear-off with contact": 0,
+        "hit while bearing off": 0,
+        "doubles": 0,
+        "no move": 0,
+    }
     for pid, die1, die2, answer in corpus:
         opponent, mover = _sides(pid)
         counts["bar"] += mover[24] > 0

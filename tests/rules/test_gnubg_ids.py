@@ -79,7 +79,14 @@ MATCH_CASES = [
         "MAxgABAAAAAE",
     ),
     (
-        ["new match 9", "set score 4 8", "set turn 1", "set cube value 16", "set cube owner 0", "set dice 2 4"],
+        [
+            "new match 9",
+            "set score 4 8",
+            "set turn 1",
+            "set cube value 16",
+            "set cube owner 0",
+            "set dice 2 4",
+        ],
         MatchIdState(
             cube_value=16, cube_owner=0, player_on_roll=1, turn=1, dice=(4, 2), match_length=9, score=(4, 8)
         ),
@@ -120,7 +127,9 @@ def test_dice_are_kept_higher_first() -> None:
 
 def test_every_id_in_the_gnubg_data_file_round_trips() -> None:
     """The data file holds thousands of Position IDs that gnubg wrote; we must read and rewrite them."""
-    ids = {word for line in DATA.read_text().splitlines() if not line.startswith("#") for word in line.split()}
+    ids = {
+        word for line in DATA.read_text().splitlines() if not line.startswith("#") for word in line.split()
+    }
     ids -= {"->", *"123456"}
     assert len(ids) > 10_000
     for pid in ids:
