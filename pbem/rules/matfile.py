@@ -14,8 +14,10 @@ series, which gnubg then reads as a money session), and per game::
 
 Seat 0 is the left column, seat 1 the right one (the importer splits a line at the second
 die pair, else at the first double space after column 15).  Plays are written die by die as
-gnubg exports them (``25`` the bar, ``0`` off, ``*`` a hit).  A beaver is `` Beavers => 4``;
-its take is not written, because the importer infers it from the doubler's next roll.  A
+gnubg exports them (``25`` the bar, ``0`` off, ``*`` a hit).  A beaver is written as the
+redouble it is, `` Doubles => 4``, followed by the doubler's `` Takes`` or `` Drops``: gnubg
+reads that as a beaver, while its `` Beavers`` keyword leaves the importer stuck whenever no
+roll follows the beaver (a drop, or a resignation after the take).A
 resignation or timeout is the winner's ``Wins N points`` line alone: the importer reads a win
 while the game is still running as a resignation worth that many points.  A drawn game has no
 ``Wins`` line (the format has no draws), and a roll not yet played is left out.
@@ -72,7 +74,7 @@ def _move_lines(game: Game, wins: str | None) -> list[str]:
         cells[seat] = text
     winner = game.result.winner if game.result is not None else None
     if wins is not None and winner == 1 and cells[0] is not None and cells[1] is None:
-        cells[1], wins = wins, None
+        cells[1], wins = f" {wins}", None  # the blank keeps it apart from a full left cell
     if cells != [None, None]:
         lines.append(_line(len(lines) + 1, cells))
     if wins is not None and winner is not None:
@@ -81,16 +83,15 @@ def _move_lines(game: Game, wins: str | None) -> list[str]:
 
 
 def _line(number: int, cells: list[str | None]) -> str:
+    """gnubg's ``%3d) %-27s `` and the right cell; the importer needs the left padding."""
     left, right = cells
-    text = f"{number:3d}) {left or '':<{_LEFT_WIDTH - 1}} {right or ''}"
-    return text.rstrip()
+    return f"{number:3d}) {left or '':<{_LEFT_WIDTH - 1}} {right or ''}"
 
 
 def _entries(game: Game) -> Iterator[tuple[int, str]]:
     """(seat, text) for each written action, replaying the plays for the hit marks."""
     board = Position.start()
     pending_roll: str | None = None
-    after_beaver = False
     for action in game.record:
         if action.kind is ActionKind.ROLL:
             assert action.dice is not None
@@ -105,12 +106,11 @@ def _entries(game: Game) -> Iterator[tuple[int, str]]:
         elif action.kind is ActionKind.DOUBLE:
             yield action.seat, f" Doubles => {action.cube}"
         elif action.kind is ActionKind.BEAVER:
-            yield action.seat, f" Beavers => {action.cube}"
-        elif action.kind is ActionKind.TAKE and not after_beaver:
+            yield action.seat, f" Doubles => {action.cube}"
+        elif action.kind is ActionKind.TAKE:
             yield action.seat, " Takes"
         elif action.kind is ActionKind.DROP:
             yield action.seat, " Drops"
-        after_beaver = action.kind is ActionKind.BEAVER
 
 
 def _play_text(board: Position, play: Play) -> tuple[str, Position]:

@@ -24,6 +24,7 @@ NAMES = ("Alice Smith", "Assistant")
 
 _IMPORT_SCRIPT = """
 import gnubg, json
+gnubg.command("set jacoby {jacoby}")
 gnubg.command("import mat {path}")
 match = gnubg.match(analysis=0, boards=0, statistics=0, verbose=0)
 with open("{out}", "w") as out:
@@ -45,17 +46,18 @@ def session(seed: int, rules: MatchRules, max_games: int = 4, **chances: float) 
     return games
 
 
-def gnubg_import(text: str, tmp_path: Path) -> dict[str, Any]:
+def gnubg_import(text: str, tmp_path: Path, jacoby: bool = False) -> dict[str, Any]:
+    """The match as gnubg reads ``text``; gnubg takes the Jacoby rule from its own setting."""
     assert GNUBG is not None, "GNU Backgammon (/usr/games/gnubg) is needed for the .mat round trip"
     mat, out, script = tmp_path / "match.mat", tmp_path / "imported.json", tmp_path / "import.py"
     mat.write_text(text, encoding="utf-8")
-    script.write_text(_IMPORT_SCRIPT.format(path=mat, out=out), encoding="utf-8")
+    script.write_text(_IMPORT_SCRIPT.format(path=mat, out=out, jacoby="on" if jacoby else "off"), encoding="utf-8")
     subprocess.run([GNUBG, "-t", "-q", "-r", "-p", str(script)], check=True, capture_output=True, timeout=60)
     return json.loads(out.read_text(encoding="utf-8"))
 
 
 def expected_actions(game: Game) -> list[tuple[Any, ...]]:
-    """The record as gnubg lists it: beavers are doubles, the take of a beaver is implied."""
+    """The record as gnubg lists it: a beaver is a double."""
     actions: list[tuple[Any, ...]] = []
     dice: tuple[int, int] | None = None
     for action in game.record:
@@ -115,13 +117,15 @@ def assert_same_match(games: list[Game], imported: dict[str, Any]) -> None:
         (4, MatchRules(Format.MONEY, length=0, beaver=True), {"resign": 0.01}),
         (5, MatchRules(Format.GAMES, length=3), {"resign": 0.01}),
         (6, MatchRules(), {}),
+        (7, MatchRules(Format.MONEY, length=0, jacoby=True), {"resign": 0.01}),
+        (8, MatchRules(Format.GAMES, length=3), {"resign": 0.0}),
     ],
 )
 def test_gnubg_imports_the_same_moves_cube_actions_and_results(
     seed: int, rules: MatchRules, chances: dict[str, float], tmp_path: Path
 ) -> None:
     games = session(seed, rules, **chances)
-    assert_same_match(games, gnubg_import(match_text(games, NAMES), tmp_path))
+    assert_same_match(games, gnubg_import(match_text(games, NAMES), tmp_path, rules.jacoby))
 
 
 @pytest.mark.gnubg
@@ -138,6 +142,26 @@ def test_gnubg_imports_a_drawn_game_as_an_unfinished_one_and_goes_on(tmp_path: P
     assert imported_actions(imported["games"][0]["actions"]) == expected_actions(drawn)
     assert imported["games"][0]["info"]["winner"] is None
     assert imported_actions(imported["games"][1]["actions"]) == expected_actions(games[1])
+
+
+@pytest.mark.gnubg
+def test_gnubg_reads_beavers_taken_dropped_and_resigned_after(tmp_path: Path) -> None:
+    rules = MatchRules(Format.MONEY, length=0, beaver=True)
+    score, games = Score(rules), []
+    for answer, roll_after_take in ((g.drop, False), (g.take, False), (g.take, True)):
+        game = g.new_game(score, (3, 1))
+        assert game is not None
+        game = g.play(g.roll(g.play(game, 0, ((8, 5), (6, 5))), 1, (2, 1)), 1, ((13, 11), (6, 5)))
+        game = answer(g.beaver(g.double(game, 0), 1), 0)
+        if roll_after_take:
+            game = g.play(g.roll(game, 0, (6, 4)), 0, ((24, 18), (13, 9)))
+        if game.result is None:
+            game = g.resign(game, 0)
+        assert game.result is not None
+        games.append(game)
+        score = add_result(score, game.result)
+    assert [game.result.points for game in games if game.result] == [2, 12, 12]
+    assert_same_match(games, gnubg_import(match_text(games, NAMES), tmp_path))
 
 
 def opening_game() -> Game:
@@ -173,7 +197,7 @@ def test_a_drop_puts_the_win_in_the_winners_column_as_gnubg_does() -> None:
         "      Wins 1 point",
     ]
     seat_0_drops = g.drop(g.double(g.play(g.roll(game, 0, (6, 2)), 0, ((24, 18), (13, 11))), 1), 0)
-    assert game_text(seat_0_drops, NAMES).splitlines()[-1] == "  3)  Drops                      Wins 1 point"
+    assert game_text(seat_0_drops, NAMES).splitlines()[-1] == "  3)  Drops                       Wins 1 point"
 
 
 def test_hits_are_marked_with_a_star() -> None:
