@@ -296,3 +296,47 @@ def attachment(mail: EmailMessage, suffix: str) -> str | None:
         if (part.get_filename() or "").endswith(suffix):
             return part.get_content() if isinstance(part.get_content(), str) else part.get_content().decode()
     return None
+
+
+def invite_and_accept(office: PostOffice, anna: Player, ben: Player, invitation: str) -> int:
+    """Anna invites Ben, Ben accepts, both answers checked; returns the match id."""
+    sent = anna.write(invitation)
+    check_answers(office, anna.outbox[-1], sent)
+    card = ben.last
+    assert "Invitation from Anna" in str(card["Subject"]) or "Einladung von Anna" in str(card["Subject"])
+    assert f"mailto:backgammon+{token_of(card)}@localhost?subject=accept" in text_of(card)
+    assert office.table().status is MatchStatus.INVITED
+    anna_before = anna.last
+    sent = ben.reply("accept")
+    check_answers(office, ben.outbox[-1], sent, {anna.address: anna_before})
+    table = office.table()
+    assert table.status is MatchStatus.RUNNING and table.game is not None
+    return table.id
+
+
+def refused(office: PostOffice, player: Player, text: str, reason: str,
+            to: EmailMessage | None = None) -> EmailMessage:
+    """``text`` changes nothing, and its writer alone is told ``reason`` with the board again."""
+    before = office.snapshot()
+    sent = player.reply(text, to=to)
+    assert office.snapshot() == before, "a refused command changed the game"
+    check_answers(office, player.outbox[-1], sent)
+    (answer,) = sent
+    assert recipient(answer) == player.address
+    assert reason in text_of(answer), text_of(answer)
+    assert "+------" in text_of(answer) and "Position ID:" in text_of(answer)
+    return answer
+
+
+def acts(office: PostOffice, player: Player, text: str, to: EmailMessage | None = None) -> list[EmailMessage]:
+    """``player`` sends ``text``; the answers are checked and both players of the game hear of it."""
+    table = office.table()
+    previous = {p.address: p.last_of(table.token(seat)) for seat, p in enumerate(_seated(office, table))}
+    sent = player.reply(text, to=to)
+    check_answers(office, player.outbox[-1], sent, previous)
+    return sent
+
+
+def _seated(office: PostOffice, table: Table) -> list[Player]:
+    by_address = {p.address: p for p in office.players}
+    return [by_address[seated.address] for seated in table.players]

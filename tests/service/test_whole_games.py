@@ -3,29 +3,13 @@
 from __future__ import annotations
 
 from post_office import (
-    LoadedDice, Player, PostOffice, attachment, check_answers, finished_games, play_to_end, recipient,
-    text_of, token_of,
+    LoadedDice, Player, PostOffice, attachment, finished_games, invite_and_accept, play_to_end, recipient,
+    text_of,
 )
 
 from pbem.rules.notation import Numbering
 from pbem.rules.scoring import Ending, Format
 from pbem.store.game_records import MatchStatus
-
-
-def invite_and_accept(office: PostOffice, anna: Player, ben: Player, invitation: str) -> int:
-    """Anna invites Ben, Ben accepts; returns the match id."""
-    sent = anna.write(invitation)
-    check_answers(office, anna.outbox[-1], sent)
-    card = ben.last
-    assert "Invitation from Anna" in str(card["Subject"])
-    assert f"mailto:backgammon+{token_of(card)}@localhost?subject=accept" in text_of(card)
-    assert office.table().status is MatchStatus.INVITED
-    anna_before = anna.last
-    sent = ben.reply("accept")
-    check_answers(office, ben.outbox[-1], sent, {anna.address: anna_before})
-    table = office.table()
-    assert table.status is MatchStatus.RUNNING and table.game is not None
-    return table.id
 
 
 def test_single_game_to_the_end_with_own_and_fixed_numbering(config):

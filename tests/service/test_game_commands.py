@@ -1,0 +1,220 @@
+"""Game commands by mail with loaded dice: wrong moves, the cube, $quit, $remis, rematch, settings."""
+
+from __future__ import annotations
+
+import pytest
+from post_office import (
+    LoadedDice, Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, refused, text_of,
+)
+
+from pbem.rules.game import Phase
+from pbem.rules.gnubg_ids import match_id_state
+from pbem.rules.scoring import Ending
+from pbem.store.game_records import MatchStatus
+
+
+@pytest.fixture
+def office(config) -> PostOffice:
+    return PostOffice(config, LoadedDice(seed=1))
+
+
+@pytest.fixture
+def anna(office) -> Player:
+    return Player(office, "anna@example.org", "Anna")
+
+
+@pytest.fixture
+def ben(office) -> Player:
+    return Player(office, "ben@example.org", "Ben")
+
+
+def opening(office: PostOffice, anna: Player, ben: Player, invitation: str = "invite ben@example.org") -> int:
+    """Anna opens with 3-1 and makes her 5 point; Ben is asked to roll or double."""
+    office.dice.load((3, 1))
+    match_id = invite_and_accept(office, anna, ben, invitation)
+    assert "Your turn (3-1)" in str(anna.last["Subject"])
+    acts(office, anna, "8/5 6/5")
+    assert "You played 8/5(2) 6/5" in text_of(anna.last) or "You played 8/5 6/5" in text_of(anna.last)
+    assert "Your turn: roll or double" in str(ben.last["Subject"])
+    return match_id
+
+
+def test_wrong_moves_are_explained_and_change_nothing(office, anna, ben):
+    office.dice.load((3, 1))
+    invite_and_accept(office, anna, ben, "invite ben@example.org")
+    refused(office, anna, "13/10 13/12", "13/12: point 12 is blocked")
+    refused(office, anna, "24/18 6/5", "24/18: none of your unused dice (3) gives that move")
+    refused(office, anna, "8/5", "You must play as much of the roll as you can")
+    refused(office, anna, "24/18 13/", "I cannot read")
+    refused(office, anna, "13/27", "There is no point 27")
+    refused(office, ben, "24/21 24/23", "It is not your turn")
+    acts(office, anna, "24/23 13/10")
+
+    office.dice.load((6, 4))
+    acts(office, ben, "roll")
+    assert "Your turn (6-4)" in str(ben.last["Subject"])
+    acts(office, ben, "24/18 6/2*")
+    office.dice.load((5, 3))
+    acts(office, anna, "roll")
+    refused(office, anna, "13/8 13/10", "you have a checker on the bar; it must enter first")
+    acts(office, anna, "bar/20 13/10")
+    assert "Anna played bar/20 13/10" in text_of(ben.last)
+
+
+def test_double_take_redouble_drop_in_a_single_game(office, anna, ben):
+    match_id = opening(office, anna, ben)
+    refused(office, anna, "double", "It is not your turn")
+    acts(office, ben, "double")
+    assert "Ben doubles to 2: double offered" in str(anna.last["Subject"])
+    assert "Reply  take  or  drop" in text_of(anna.last) and "beaver" not in text_of(anna.last)
+    assert match_id_state(identifiers(anna.last)[1]).double_offered
+    refused(office, anna, "beaver", "A beaver is not allowed here")
+    refused(office, ben, "roll", "A double is waiting for its answer")
+    office.dice.load((6, 5))
+    acts(office, anna, "take")
+    assert "Anna took; the cube is at 2" in text_of(ben.last)
+    assert "Your turn (6-5)" in str(ben.last["Subject"])  # Ben cannot redouble: rolled at once
+    state = match_id_state(identifiers(ben.last)[1])
+    assert (state.cube_value, state.cube_owner) == (2, 0)
+    acts(office, ben, "24/13")
+    assert "Your turn: roll or double" in str(anna.last["Subject"])  # Anna owns the cube
+    acts(office, anna, "double")
+    assert "Anna doubles to 4" in str(ben.last["Subject"])
+    acts(office, ben, "drop")
+
+    table = office.table(match_id)
+    assert table.status is MatchStatus.FINISHED and table.score.points == (2, 0)
+    (game,) = finished_games(office, match_id)
+    assert game.result is not None and game.result.ending is Ending.DROPPED and game.result.cube == 2
+    assert "game over: you win" in str(anna.last["Subject"])
+    assert "You win a single game (double dropped): 2 points." in text_of(anna.last)
+    assert "Anna wins a single game (double dropped): 2 points." in text_of(ben.last)
+
+
+def test_beaver_in_money_play_then_the_next_game(office, anna, ben):
+    match_id = opening(office, anna, ben, "invite ben@example.org money beaver")
+    acts(office, ben, "double")
+    assert "(or  beaver)" in text_of(anna.last)
+    acts(office, anna, "beaver")
+    assert "Anna beavered: the cube is at 4" in text_of(ben.last)
+    assert "Reply  take  or  drop" in text_of(ben.last)
+    refused(office, anna, "take", "It is not your turn")
+    office.dice.load((2, 1))
+    acts(office, ben, "take")
+    state = match_id_state(identifiers(ben.last)[1])
+    assert (state.cube_value, state.cube_owner) == (4, 0)
+    acts(office, ben, "13/11 6/5*")
+    office.dice.load((4, 4))
+    refused(office, anna, "beaver", "No double has been offered")
+    acts(office, anna, "double")
+    assert "Anna doubles to 8" in str(ben.last["Subject"])
+    office.dice.load((5, 2))  # the opening roll of the next game: Anna starts
+    acts(office, ben, "drop")
+
+    table = office.table(match_id)
+    assert table.status is MatchStatus.RUNNING and table.score.points == (4, 0)
+    assert table.record.game_number == 2 and table.game is not None and table.game.phase is Phase.TO_MOVE
+    assert "You win a single game (double dropped): 4 points." in text_of(anna.last)
+    assert "Game 2 begins" in text_of(anna.last) and "It is your turn with 5-2" in text_of(anna.last)
+
+
+def test_quit_in_a_match_gives_the_opponent_the_match(office, anna, ben):
+    match_id = opening(office, anna, ben, "invite ben@example.org match 5")
+    acts(office, ben, "$quit")
+    table = office.table(match_id)
+    assert table.status is MatchStatus.FINISHED and table.score.points[0] >= 5
+    (game,) = finished_games(office, match_id)
+    assert game.result is not None and game.result.ending is Ending.RESIGNED and game.result.winner == 0
+    assert "over: you win" in str(anna.last["Subject"]) and "over: Anna wins" in str(ben.last["Subject"])
+    assert "Ben resigned." in text_of(anna.last)
+
+
+def test_quit_in_a_single_game_scores_the_highest_possible_result(office, anna, ben):
+    match_id = opening(office, anna, ben)
+    acts(office, anna, "$quit")
+    (game,) = finished_games(office, match_id)
+    # Anna's back checkers are still in Ben's home board: a backgammon
+    assert game.result is not None and game.result.points == 3 and game.result.winner == 1
+    assert office.table(match_id).score.points == (0, 3)
+
+
+def test_remis_on_both_sides_is_a_draw_and_a_move_withdraws_it(office, anna, ben):
+    match_id = opening(office, anna, ben)
+    acts(office, anna, "$remis")
+    assert "Anna offered a draw: answer $remis to accept it" in text_of(ben.last)
+    office.dice.load((6, 6))
+    acts(office, ben, "roll")
+    acts(office, ben, "24/18(2) 13/7(2)")  # any other move declines the draw
+    table = office.table(match_id)
+    assert table.game is not None and table.game.draw_offer is None
+    office.dice.load((2, 1))
+    acts(office, anna, "roll")
+    acts(office, anna, "13/11 6/5")
+    acts(office, ben, "$remis")
+    assert office.table(match_id).status is MatchStatus.RUNNING
+    acts(office, anna, "$remis")
+    table = office.table(match_id)
+    assert table.status is MatchStatus.FINISHED and table.score.points == (0, 0)
+    assert "game over: draw" in str(ben.last["Subject"]) and "The game ends in a draw." in text_of(ben.last)
+
+
+def test_rematch_after_the_end(office, anna, ben):
+    first = opening(office, anna, ben)
+    refused(office, anna, "rematch", "A rematch can be asked for when the game or match is over")
+    acts(office, anna, "$quit")
+    sent = ben.reply("rematch")
+    assert any("Your rematch invitation has been sent to Anna" in text_of(mail) for mail in ben.answers(sent))
+    invitation = anna.last
+    assert "Invitation from Ben" in str(invitation["Subject"]) and invitation in sent
+    office.dice.load((1, 2))
+    anna.reply("accept", to=invitation)
+    table = office.table()
+    assert table.id != first and table.record.rematch_of == first
+    assert [player.address for player in table.players] == [ben.address, anna.address]
+    assert table.status is MatchStatus.RUNNING and "Your turn (2-1)" in str(anna.last["Subject"])
+
+
+def test_board_games_help_language_and_numbering(office, anna, ben):
+    opening(office, anna, ben)
+    game_mail = ben.last
+    before = office.snapshot()
+    sent = acts(office, ben, "board", to=game_mail)
+    assert office.snapshot() == before and len(sent) == 1
+    assert identifiers(ben.last) == identifiers(game_mail)
+    acts(office, ben, "games", to=game_mail)
+    assert "against Anna: a single game, score 0-0, your turn" in text_of(ben.last)
+    ben.write("help")
+    assert "How to play backgammon by mail" in text_of(ben.last)
+    ben.write("numbering fixed")
+    assert "fixed numbering" in text_of(ben.last)
+    ben.write("lang de")
+    office.dice.load((6, 5))
+    acts(office, ben, "würfeln", to=game_mail)
+    assert "Sie sind am Zug (6-5)" in str(ben.last["Subject"])
+    assert "Hallo Ben" in text_of(ben.last)
+    # Ben is Black in the fixed numbering: he moves from 1 towards 24
+    acts(office, ben, "1-12")
+    assert "Ben played 24/13" in text_of(anna.last)
+
+
+def test_german_command_aliases(office, anna, ben):
+    anna.write("sprache de")
+    office.dice.load((3, 1))
+    anna.write("einladen ben@example.org")
+    ben.reply("annehmen")
+    assert office.table().status is MatchStatus.RUNNING
+    acts(office, anna, "8/5 6/5")
+    acts(office, ben, "doppeln")
+    assert "Ben doppelt auf 2: Doppler angeboten" in str(anna.last["Subject"])
+    acts(office, anna, "ablehnen")
+    table = office.table()
+    assert table.status is MatchStatus.FINISHED and table.score.points == (0, 1)
+    ben.write("einladen anna@example.org")
+    anna.reply("ablehnen")
+    assert office.table().status is MatchStatus.DECLINED
+    ben.write("einladen anna@example.org match 3")
+    office.dice.load((4, 2))
+    anna.reply("annehmen")
+    acts(office, anna, "$aufgeben")
+    table = office.table()
+    assert table.status is MatchStatus.FINISHED and table.score.points[0] >= 3
