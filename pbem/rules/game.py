@@ -48,7 +48,7 @@ from typing import Any
 from pbem.rules import cube as cube_rules
 from pbem.rules import moves
 from pbem.rules.gnubg_ids import GameState, MatchIdState
-from pbem.rules.position import BAR, CHECKERS, Position, Side
+from pbem.rules.position import CHECKERS, Position, Side
 from pbem.rules.scoring import (
     Ending,
     Format,
@@ -441,7 +441,9 @@ def _finish(game: Game, winner: int, kind: WinKind, ending: Ending) -> Game:
 def _pass_turn(game: Game, board: Position) -> Game:
     """The turn goes to the other seat, who may double or must roll."""
     seat = 1 - game.seat
-    refusal = cube_rules.double_refusal(game.rules, game.score, game.cube, game.cube_owner, seat, game.crawford)
+    refusal = cube_rules.double_refusal(
+        game.rules, game.score, game.cube, game.cube_owner, seat, game.crawford
+    )
     phase = Phase.TO_ROLL if refusal else Phase.ROLL_OR_DOUBLE
     return replace(game, board=board.swap(), seat=seat, phase=phase, dice=None)
 

@@ -103,9 +103,7 @@ def _entries(game: Game) -> Iterator[tuple[int, str]]:
             yield action.seat, f"{pending_roll} {text}".rstrip()
             board = board.swap()
             pending_roll = None
-        elif action.kind is ActionKind.DOUBLE:
-            yield action.seat, f" Doubles => {action.cube}"
-        elif action.kind is ActionKind.BEAVER:
+        elif action.kind is ActionKind.DOUBLE or action.kind is ActionKind.BEAVER:
             yield action.seat, f" Doubles => {action.cube}"
         elif action.kind is ActionKind.TAKE:
             yield action.seat, " Takes"

@@ -58,7 +58,9 @@ def test_opening_tie_asks_for_a_new_roll() -> None:
 
 
 @pytest.mark.parametrize(("opening", "starter", "dice"), [((3, 1), 0, (3, 1)), ((2, 5), 1, (5, 2))])
-def test_opening_higher_die_plays_both_dice(opening: tuple[int, int], starter: int, dice: tuple[int, int]) -> None:
+def test_opening_higher_die_plays_both_dice(
+    opening: tuple[int, int], starter: int, dice: tuple[int, int]
+) -> None:
     game = started(opening=opening)
     assert (game.seat, game.to_act, game.phase, game.dice) == (starter, starter, Phase.TO_MOVE, dice)
     assert game.board == Position.start()
@@ -138,7 +140,11 @@ def test_drop_ends_the_game_for_the_value_before_the_double() -> None:
 
 
 def test_cube_cap_stops_doubling() -> None:
-    capped = replace(at_roll(started(MatchRules(Format.MONEY, length=0, cube_cap=8)), Position.start()), cube=8, cube_owner=0)
+    capped = replace(
+        at_roll(started(MatchRules(Format.MONEY, length=0, cube_cap=8)), Position.start()),
+        cube=8,
+        cube_owner=0,
+    )
     assert raises("cube_at_cap", g.double, capped, 0).details == {"cap": 8}
     at_64 = replace(at_roll(started(MONEY), Position.start()), cube=64, cube_owner=0)
     raises("cube_at_cap", g.double, at_64, 0)
@@ -148,7 +154,12 @@ def test_cube_cap_stops_doubling() -> None:
 def test_beaver_keeps_the_cube_and_the_doubler_answers() -> None:
     offered = g.double(at_roll(started(BEAVER), Position.start()), 0)
     beavered = g.beaver(offered, 1)
-    assert (beavered.phase, beavered.to_act, beavered.cube, beavered.cube_owner) == (Phase.DOUBLE_OFFERED, 0, 2, 1)
+    assert (beavered.phase, beavered.to_act, beavered.cube, beavered.cube_owner) == (
+        Phase.DOUBLE_OFFERED,
+        0,
+        2,
+        1,
+    )
     assert beavered.record[-1].kind is ActionKind.BEAVER and beavered.record[-1].cube == 4
     raises("beaver_not_allowed", g.beaver, beavered, 0)
     taken = g.take(beavered, 0)
@@ -199,7 +210,9 @@ LAST_CHECKER = side(p1=1)
         (side(p18=15), WinKind.GAMMON),
     ],
 )
-def test_bearing_off_the_last_checker_wins_single_gammon_or_backgammon(loser: tuple[int, ...], kind: WinKind) -> None:
+def test_bearing_off_the_last_checker_wins_single_gammon_or_backgammon(
+    loser: tuple[int, ...], kind: WinKind
+) -> None:
     game = replace(rolled(started(MONEY), Position(LAST_CHECKER, loser), (2, 1)), cube=2, cube_owner=1)
     over = g.play(game, 0, ((1, 0),))
     assert over.phase is Phase.OVER
@@ -283,9 +296,10 @@ def test_match_id_state_follows_gnubg_fields() -> None:
     assert g.match_id_state(over).game_state is GameState.DROPPED
 
 
-def random_game(seed: int, score: Score = Score(BEAVER), resign: float = 0.005, draw: float = 0.0) -> Game:
+def random_game(seed: int, score: Score | None = None, resign: float = 0.005, draw: float = 0.0) -> Game:
     """A whole game with random dice, plays and cube actions; checks invariants on the way."""
     rng = random.Random(seed)
+    score = score or Score(BEAVER)
     rules = score.rules
     game = None
     while game is None:

@@ -6,7 +6,6 @@ import json
 import random
 import shutil
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +13,8 @@ import pytest
 from test_game import random_game
 
 from pbem.rules import game as g
-from pbem.rules.game import ActionKind, Game, Phase
+from pbem.rules.game import ActionKind, Game
 from pbem.rules.matfile import game_text, match_text
-from pbem.rules.position import Position
 from pbem.rules.scoring import Ending, Format, MatchRules, Score, add_result, is_over
 
 GNUBG = shutil.which("gnubg", path="/usr/games:/usr/bin:/usr/local/bin")
@@ -51,7 +49,9 @@ def gnubg_import(text: str, tmp_path: Path, jacoby: bool = False) -> dict[str, A
     assert GNUBG is not None, "GNU Backgammon (/usr/games/gnubg) is needed for the .mat round trip"
     mat, out, script = tmp_path / "match.mat", tmp_path / "imported.json", tmp_path / "import.py"
     mat.write_text(text, encoding="utf-8")
-    script.write_text(_IMPORT_SCRIPT.format(path=mat, out=out, jacoby="on" if jacoby else "off"), encoding="utf-8")
+    script.write_text(
+        _IMPORT_SCRIPT.format(path=mat, out=out, jacoby="on" if jacoby else "off"), encoding="utf-8"
+    )
     subprocess.run([GNUBG, "-t", "-q", "-r", "-p", str(script)], check=True, capture_output=True, timeout=60)
     return json.loads(out.read_text(encoding="utf-8"))
 
@@ -133,7 +133,9 @@ def test_gnubg_imports_a_drawn_game_as_an_unfinished_one_and_goes_on(tmp_path: P
     rules = MatchRules(Format.GAMES, length=2)
     started = g.new_game(Score(rules), (5, 2))
     assert started is not None
-    played = g.play(g.roll(g.play(started, 0, ((13, 8), (13, 11))), 1, (4, 4)), 1, ((24, 20), (24, 20), (13, 9), (13, 9)))
+    played = g.play(
+        g.roll(g.play(started, 0, ((13, 8), (13, 11))), 1, (4, 4)), 1, ((24, 20), (24, 20), (13, 9), (13, 9))
+    )
     drawn = g.offer_draw(g.offer_draw(played, 1), 0)
     assert drawn.result is not None and drawn.result.ending is Ending.DRAWN
     games = [drawn, random_game(8, add_result(Score(rules), drawn.result))]
@@ -203,7 +205,9 @@ def test_a_drop_puts_the_win_in_the_winners_column_as_gnubg_does() -> None:
 def test_hits_are_marked_with_a_star() -> None:
     game = g.new_game(Score(MatchRules()), (6, 2))
     assert game is not None
-    game = g.play(g.roll(g.play(game, 0, ((24, 18), (13, 11))), 1, (6, 6)), 1, ((13, 7), (13, 7), (24, 18), (24, 18)))
+    game = g.play(
+        g.roll(g.play(game, 0, ((24, 18), (13, 11))), 1, (6, 6)), 1, ((13, 7), (13, 7), (24, 18), (24, 18))
+    )
     line = game_text(game, NAMES).splitlines()[-1]
     assert line.startswith("  1) 62: 24/18 13/11") and "66: " in line
     assert line.count("*") == 1 and "13/7*" in line
