@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+
 import pytest
 from post_office import (
     LoadedDice, Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, refused, text_of,
@@ -218,3 +222,25 @@ def test_german_command_aliases(office, anna, ben):
     acts(office, anna, "$aufgeben")
     table = office.table()
     assert table.status is MatchStatus.FINISHED and table.score.points[0] >= 3
+
+
+def test_an_empty_reply_gets_the_board_and_a_friendly_word(office, anna, ben):
+    opening(office, anna, ben)
+    answer = refused(office, ben, "", "Your mail has no command or move I could carry out")
+    assert "reply  roll  or  double" in text_of(answer)
+    assert office.table().record.notes0 == []
+
+
+def test_one_click_mailto_links_answer_an_invitation(office, anna, ben):
+    anna.write("invite ben@example.org lang de")
+    invitation = ben.last
+    assert "Einladung von Anna" in str(invitation["Subject"])
+    link = re.search(r"mailto:(\S+)\?subject=(\w+)", text_of(invitation))
+    assert link is not None and link.group(2) == "annehmen"
+    click = EmailMessage()
+    click["From"], click["To"], click["Subject"] = ben.sender, link.group(1), link.group(2)
+    click["Date"], click["Message-ID"] = formatdate(), make_msgid(domain="example.org")
+    office.dice.load((1, 2))
+    ben.post(click)  # no body, no threading headers: the address and the subject say it all
+    assert office.table().status is MatchStatus.RUNNING
+    assert "Sie sind am Zug (2-1)" in str(ben.last["Subject"])
