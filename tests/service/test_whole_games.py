@@ -39,8 +39,13 @@ def test_single_game_to_the_end_with_own_and_fixed_numbering(config):
         assert mat.count(": ") >= moves  # every turn is a line "dice: play"
         assert "Wins" in mat
         assert "Reply  rematch  to play again." in text_of(player.last)
-    # Ben's boards are labelled in the fixed numbering: his home (Black's, 19-24) is 19..24.
-    assert "Black" in text_of(ben.last) or "White" in text_of(ben.last)
+    # Every board is labelled in its reader's numbering: Ben's in the fixed one, as Black.
+    fixed_top = " 1  2  3  4  5  6       7  8  9 10 11 12"
+    own_bottom = " 12 11 10  9  8  7       6  5  4  3  2  1"
+    for mail in (mail for mail in ben.inbox if "+------" in text_of(mail)):
+        assert fixed_top in text_of(mail) and "Ben (you, Black)" in text_of(mail)
+    for mail in (mail for mail in anna.inbox if "+------" in text_of(mail)):
+        assert own_bottom in text_of(mail) and fixed_top not in text_of(mail)
 
 
 def test_match_to_3_with_crawford_game(config):
