@@ -120,6 +120,8 @@ def test_beaver_in_money_play_then_the_next_game(office, anna, ben):
     assert table.record.game_number == 2 and table.game is not None and table.game.phase is Phase.TO_MOVE
     assert "You win a single game (double dropped): 4 points." in text_of(anna.last)
     assert "Game 2 begins" in text_of(anna.last) and "It is your turn with 5-2" in text_of(anna.last)
+    assert str(anna.last["Subject"]).endswith("game over: you win a single game – Your turn (5-2)")
+    assert str(ben.last["Subject"]).endswith("game over: Anna wins a single game – Waiting for Anna")
 
 
 def test_quit_in_a_match_gives_the_opponent_the_match(office, anna, ben):
