@@ -57,6 +57,6 @@ def test_a_note_alone_waits_for_the_opponents_next_mail(game):
     assert "Your note will be passed on to Anna." in text_of(ben.last)
     acts(office, ben, "roll")
     assert notes_in(anna.last, "Ben") == ["Nice opening!", "See you soon"]
-    acts(office, ben, Player.next_command(ben, 1) or "")
+    acts(office, ben, ben.next_command(1) or "")
     assert notes_in(anna.last, "Ben") == []  # delivered once
     assert office.table().record.notes0 == []
