@@ -33,6 +33,8 @@ code                         meaning, details
                              ``to``)
 ``too_many_steps``           more checker moves than the dice allow (``steps``: the number
                              stated, ``dice``)
+``beyond_dice``              the stated steps go further than the dice reach, e.g. ``24/20 8/7``
+                             with 3-1 (``dice``)
 ``bar_first``                a checker is on the bar and must enter before any other checker
                              moves (``from``, ``to``)
 ``no_checker``               no checker of the mover on that point; for the bar: none on the
@@ -74,6 +76,7 @@ _MESSAGES: dict[str, str] = {
     "no_such_point": "{step}: there is no such point.",
     "wrong_direction": "{step}: checkers move towards your home board (to lower points).",
     "too_many_steps": "{steps} checker moves are more than the dice {dice} allow.",
+    "beyond_dice": "Your move goes further than the dice {dice} allow.",
     "bar_first": "{step}: you have a checker on the bar; it must enter first.",
     "no_checker": "{step}: you have no checker on {point}.",
     "blocked": "{step}: {point} is blocked by two or more opposing checkers.",
@@ -347,7 +350,7 @@ class _StatedPlaySearch:
         if not pending:
             self.reached[position] = max(used, self.reached.get(position, 0))
         elif not dice:
-            self._fail(used, "too_many_steps", {})
+            self._fail(used, "beyond_dice", {"dice": _dice_text(self._dice)})
         else:
             for index, item in enumerate(pending):
                 if pending.index(item) != index:
@@ -361,8 +364,6 @@ class _StatedPlaySearch:
         weight = 2 * depth + (code != "bar_first")
         if weight > self._failure_weight:
             self._failure_weight = weight
-            if code == "too_many_steps":
-                details = {"steps": self._stated, "dice": _dice_text(self._dice)}
             self.failure = IllegalPlay(code, details)
 
     def _first_legs(

@@ -47,6 +47,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "wrong_die": {"from": 13, "to": 10, "dice": "6-5"},
     "dice_not_fully_used": {"used": 1, "possible": 2},
     "larger_die_required": {"die": 6, "smaller": 5},
+    "beyond_dice": {"dice": "3-1"},
     # pbem.rules.game
     "game_over": {},
     "not_your_turn": {"to_act": 1},
