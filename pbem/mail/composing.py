@@ -33,6 +33,22 @@ class Attachment:
 
 
 @dataclass(frozen=True)
+class InlineImage:
+    """A picture the HTML part shows by ``cid:`` (mail clients block external images)."""
+
+    content_id: str
+    """Without the angle brackets: the HTML refers to ``cid:<content_id>``."""
+    filename: str
+    data: bytes
+    subtype: str = "png"
+
+
+def new_content_id(name: str, service_address: str) -> str:
+    """A unique Content-ID for an inline picture of a mail from ``service_address``."""
+    return f"{name}.{secrets.token_hex(8)}@{service_address.rpartition('@')[2]}"
+
+
+@dataclass(frozen=True)
 class Letter:
     """One mail to one person, already worded in their language."""
 
@@ -48,6 +64,10 @@ class Letter:
     in_reply_to: str | None = None
     references: tuple[str, ...] = ()
     attachments: tuple[Attachment, ...] = field(default=())
+    html: str | None = None
+    """The same letter as HTML, sent as the alternative to ``text``."""
+    images: tuple[InlineImage, ...] = field(default=())
+    """Pictures the HTML shows, sent with it as ``multipart/related``."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +93,12 @@ def parse_game_message_id(message_id: str | None) -> GameStamp | None:
 
 
 def compose(letter: Letter, service_address: str, service_name: str, now: datetime) -> EmailMessage:
-    """The MIME message for ``letter``, sent from the service address."""
+    """The MIME message for ``letter``, sent from the service address.
+
+    Text only: ``text/plain``.  With HTML: ``multipart/alternative`` (text, then HTML, wrapped
+    with its pictures in ``multipart/related``).  Attachments (the ``.mat``) make the top level
+    ``multipart/mixed``.
+    """
     domain = service_address.rpartition("@")[2]
     message = EmailMessage()
     message["From"] = Address(_one_line(service_name), addr_spec=service_address)
@@ -93,11 +118,19 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
         message["References"] = " ".join(dict.fromkeys(references[-MAX_REFERENCES:]))
     message["Auto-Submitted"] = "auto-replied"
     message["X-Auto-Response-Suppress"] = "All"
-    message["Content-Language"] = letter.language
     message.set_content(letter.text)
+    if letter.html is not None:
+        message.add_alternative(letter.html, subtype="html")
+        html_part = message.get_payload()[-1]
+        for image in letter.images:
+            html_part.add_related(image.data, maintype="image", subtype=image.subtype, cid=f"<{image.content_id}>",
+                                  filename=image.filename, disposition="inline")
+        if letter.images:
+            html_part.set_param("type", "text/html")  # RFC 2387: the type of the related root
     for attachment in letter.attachments:
         maintype, _, subtype = attachment.content_type.partition("/")
         message.add_attachment(attachment.data, maintype=maintype, subtype=subtype, filename=attachment.filename)
+    message["Content-Language"] = letter.language  # after the body: setting content clears Content-*
     return message
 
 

@@ -11,7 +11,8 @@ language or a player's numbering read it from there:
 * ``duration``: a :class:`~datetime.timedelta` as "2 days 3 hours" / "2 Tage 3 Stunden";
 * ``dice``: ``(5, 2)`` as "5-2";
 * ``point``: a point in the mover's own numbering (25 = bar, 0 = off) as the player writes it,
-  using ``numbering`` and ``colour`` from the context.
+  using ``numbering`` and ``colour`` from the context (``point("black")``: as that colour
+  writes it, for examples addressed to either side).
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ def _duration_filter(context: jinja2.runtime.Context, duration: timedelta) -> st
 
 
 @jinja2.pass_context
-def _point_filter(context: jinja2.runtime.Context, point: int) -> str:
-    return point_name(point, Numbering(context["numbering"]), Colour(context["colour"]))
+def _point_filter(context: jinja2.runtime.Context, point: int, colour: str | None = None) -> str:
+    return point_name(point, Numbering(context["numbering"]), Colour(colour or context["colour"]))
 
 
 @cache

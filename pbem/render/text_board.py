@@ -91,7 +91,7 @@ class _Layout:
     bottom: tuple[int, ...]
 
 
-_LAYOUTS = {
+LAYOUTS = {
     Numbering.OWN: _Layout(top=tuple(range(13, 25)), bottom=tuple(range(12, 0, -1))),
     Numbering.FIXED: _Layout(top=tuple(range(1, 13)), bottom=tuple(range(24, 12, -1))),
 }
@@ -99,7 +99,7 @@ _LAYOUTS = {
 
 def render_text_board(view: BoardView, language: str) -> str:
     """The board with its fact lines, in ``language`` ("de" or "en"); no trailing newline."""
-    layout = _LAYOUTS[view.numbering]
+    layout = LAYOUTS[view.numbering]
     viewer_home_on_top = point_label(1, view.numbering, view.colour) in layout.top
     viewer = _player(view, Who.VIEWER)
     opponent = _player(view, Who.OPPONENT)
@@ -111,9 +111,9 @@ def render_text_board(view: BoardView, language: str) -> str:
         top=top,
         bottom=bottom,
         view=view,
-        viewer_name=_short(view.viewer_name),
-        opponent_name=_short(view.opponent_name),
-        last_move=_last_move_text(view),
+        viewer_name=shorten(view.viewer_name),
+        opponent_name=shorten(view.opponent_name),
+        last_move=format_last_move(view),
         show_colour=view.numbering is Numbering.FIXED,
     ).rstrip()
 
@@ -122,25 +122,25 @@ def _player(view: BoardView, who: Who) -> dict[str, object]:
     """The facts of one player's line under or above the grid."""
     position = view.position
     if who is Who.VIEWER:
-        return dict(viewer=True, symbol=_VIEWER, name=_short(view.viewer_name),
+        return dict(viewer=True, symbol=_VIEWER, name=shorten(view.viewer_name),
                     colour=view.colour.value, pips=position.mover_pips, off=position.mover_off)
-    return dict(viewer=False, symbol=_OPPONENT, name=_short(view.opponent_name),
-                colour=_other(view.colour).value, pips=position.opponent_pips,
+    return dict(viewer=False, symbol=_OPPONENT, name=shorten(view.opponent_name),
+                colour=other_colour(view.colour).value, pips=position.opponent_pips,
                 off=position.opponent_off)
 
 
-def _other(colour: Colour) -> Colour:
+def other_colour(colour: Colour) -> Colour:
     """The opponent's colour."""
     return Colour.BLACK if colour is Colour.WHITE else Colour.WHITE
 
 
-def _short(name: str) -> str:
+def shorten(name: str) -> str:
     """A name cut to :data:`NAME_WIDTH` characters, marked with ``...`` when cut."""
     name = " ".join(name.split())
     return name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 3] + "..."
 
 
-def _last_move_text(view: BoardView) -> str | None:
+def format_last_move(view: BoardView) -> str | None:
     """The opponent's last play in the viewer's numbering, as GNU Backgammon writes it.
 
     In the own numbering that is the opponent's own point numbers (24/18), as gnubg shows
@@ -149,17 +149,17 @@ def _last_move_text(view: BoardView) -> str | None:
     if view.last_move is None:
         return None
     return format_play(view.last_move.before, view.last_move.play, view.numbering,
-                       _other(view.colour))
+                       other_colour(view.colour))
 
 
-class _Marks(NamedTuple):
+class MoveMarks(NamedTuple):
     """How many checkers of the opponent's last play left / reached each viewer point."""
 
     departed: dict[int, int]
     arrived: dict[int, int]
 
 
-def _marks(view: BoardView) -> _Marks:
+def move_marks(view: BoardView) -> MoveMarks:
     """The marks of the opponent's last play, by the viewer's own point (25 = bar).
 
     A point a checker only passed through is not marked: it both left and reached it.
@@ -170,7 +170,7 @@ def _marks(view: BoardView) -> _Marks:
         net[end] = net.get(end, 0) - 1
     departed = {_viewer_point(p): n for p, n in net.items() if n > 0 and p != OFF}
     arrived = {_viewer_point(p): -n for p, n in net.items() if n < 0 and p != OFF}
-    return _Marks(departed, arrived)
+    return MoveMarks(departed, arrived)
 
 
 def _viewer_point(opponent_point: int) -> int:
@@ -192,7 +192,7 @@ def _stack(count: int, symbol: str, departed: int = 0, arrived: int = 0) -> list
     return places + [""] * (ROWS - len(places))
 
 
-def _point_stack(view: BoardView, label: int, marks: _Marks) -> list[str]:
+def _point_stack(view: BoardView, label: int, marks: MoveMarks) -> list[str]:
     """The places of the point labelled ``label``; only the opponent's arrivals are marked."""
     point = own_point(label, view.numbering, view.colour)
     mine, theirs = view.position.mover[point - 1], view.position.opponent[24 - point]
@@ -204,7 +204,7 @@ def _point_stack(view: BoardView, label: int, marks: _Marks) -> list[str]:
 
 def _grid(view: BoardView, layout: _Layout, viewer_home_on_top: bool) -> list[str]:
     """The ASCII board: labels, borders, two halves of :data:`ROWS` rows and the bar row."""
-    marks = _marks(view)
+    marks = move_marks(view)
     viewer_bar = _stack(view.position.mover[BAR_INDEX], _VIEWER)
     opponent_bar = _stack(
         view.position.opponent[BAR_INDEX], _OPPONENT, marks.departed.get(BAR_POINT, 0)

@@ -1,0 +1,114 @@
+"""The board picture: deterministic, small, and showing what the text board shows where it should."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+from PIL import Image
+
+from pbem.render import board_image as bi
+from pbem.render.text_board import LastMove, Who
+from pbem.rules.notation import Colour, Numbering
+from pbem.rules.position import Position
+
+from test_text_board import BEFORE_HIT, TALL, hit_view, side, start_view
+
+
+def picture(view, language: str = "en") -> Image.Image:
+    return Image.open(io.BytesIO(bi.render_board_png(view, language))).convert("RGB")
+
+
+def near(colour: tuple[int, int, int], wanted: tuple[int, int, int], slack: int = 24) -> bool:
+    return all(abs(a - b) <= slack for a, b in zip(colour, wanted))
+
+
+def checker_centre(column: int, on_top: bool, place: int) -> tuple[int, int]:
+    x, y = bi._point_place(column, on_top, place)
+    return x + bi.CHECKER // 2 + 12, y + bi.CHECKER // 2  # between the rim and the inner ring
+
+
+def test_same_view_same_bytes_small_and_phone_sized() -> None:
+    view = hit_view(Numbering.OWN, Colour.WHITE)
+    first, second = bi.render_board_png(view, "de"), bi.render_board_png(view, "de")
+    assert first == second and first.startswith(b"\x89PNG")
+    assert len(first) < 40_000
+    assert Image.open(io.BytesIO(first)).size == (bi.WIDTH, bi.HEIGHT) == (640, bi.HEIGHT)
+    assert bi.HEIGHT < 700
+    assert bi.render_board_png(view, "en") != first, "the captions are in the reader's language"
+
+
+def test_checkers_stand_on_the_points_of_the_viewers_numbering() -> None:
+    # Own numbering, White: the viewer's 6 point is the bottom row's 7th column (12..1), 5 checkers;
+    # the opponent's 5 checkers on the viewer's 12 point are bottom left.
+    image = picture(start_view(Numbering.OWN, Colour.WHITE))
+    white, black = bi._CHECKERS[Colour.WHITE][0], bi._CHECKERS[Colour.BLACK][0]
+    assert near(image.getpixel(checker_centre(6, False, 4)), white)
+    assert not near(image.getpixel(checker_centre(7, False, 0)), white)
+    assert near(image.getpixel(checker_centre(0, False, 0)), black)
+    # Fixed numbering, Black: the same viewer's checkers are black, on 19 (bottom row, 6th column).
+    image = picture(start_view(Numbering.FIXED, Colour.BLACK))
+    assert near(image.getpixel(checker_centre(5, False, 4)), black)
+    assert near(image.getpixel(checker_centre(0, True, 0)), black), "Black's back checkers on 1"
+
+
+def test_the_cube_moves_to_its_owner_and_the_dice_to_the_roller() -> None:
+    view = hit_view(Numbering.OWN, Colour.WHITE)
+    x = bi.SIDE_W // 2
+    owned_by_opponent = picture(view)
+    assert near(owned_by_opponent.getpixel((x, bi.TOP_EDGE + 8)), bi._PAPER, 8)
+    centred = picture(dataclasses.replace(view, cube_owner=None))
+    assert near(centred.getpixel((x, bi.MIDDLE - 12)), bi._PAPER, 8)
+    assert near(centred.getpixel((x, bi.TOP_EDGE + 8)), bi._WOOD, 4)
+    mine = picture(dataclasses.replace(view, cube_owner=Who.VIEWER))
+    assert near(mine.getpixel((x, bi.BOTTOM_EDGE - 10)), bi._PAPER, 8)
+    right_die = (bi._column_x(9) - 20, bi.MIDDLE - 10)
+    left_die = (bi._column_x(3) - 20, bi.MIDDLE - 10)
+    assert near(owned_by_opponent.getpixel(right_die), bi._CHECKERS[Colour.WHITE][0], 4)
+    theirs = picture(dataclasses.replace(view, turn=Who.OPPONENT))
+    assert near(theirs.getpixel(left_die), bi._CHECKERS[Colour.BLACK][0], 4)
+    assert near(theirs.getpixel(right_die), bi._FELT, 4)
+    assert near(picture(dataclasses.replace(view, dice=None)).getpixel(right_die), bi._FELT, 4)
+
+
+def amber(image: Image.Image, box: tuple[int, int, int, int]) -> int:
+    return sum(near(image.getpixel((x, y)), bi._MARK, 40) for x in range(box[0], box[2]) for y in range(box[1], box[3]))
+
+
+def test_the_opponents_last_move_is_marked_where_it_left_and_arrived() -> None:
+    # Ben played 13/8 6/5*: from the viewer's 12 and 19, to the viewer's 17 and 20.
+    view = hit_view(Numbering.OWN, Colour.WHITE)
+    marked, plain = picture(view), picture(dataclasses.replace(view, last_move=None))
+
+    def place_box(column: int, on_top: bool, place: int) -> tuple[int, int, int, int]:
+        x, y = bi._point_place(column, on_top, place)
+        return x, y, x + bi.CHECKER, y + bi.CHECKER
+
+    for box in (place_box(0, False, 4), place_box(6, True, 4), place_box(4, True, 3), place_box(7, True, 0)):
+        assert amber(marked, box) > 40 and amber(plain, box) == 0, box
+    assert amber(marked, place_box(9, True, 0)) == 0
+
+
+def test_tall_stacks_the_bar_and_the_tray() -> None:
+    tall = dataclasses.replace(hit_view(Numbering.OWN, Colour.WHITE), position=TALL, last_move=None)
+    image = picture(tall)
+    bar_x = bi.SIDE_W + 6 * bi.POINT + bi.BAR_W // 2
+    white, black = bi._CHECKERS[Colour.WHITE][0], bi._CHECKERS[Colour.BLACK][0]
+    assert near(image.getpixel((bar_x + 12, bi.MIDDLE + bi.GAP // 2 + 20)), white), "the viewer's bar"
+    assert near(image.getpixel((bar_x + 12, bi.MIDDLE - bi.GAP // 2 - 20)), black), "the opponent's bar"
+    five_counted = picture(dataclasses.replace(tall, position=Position(mover=side(p6=5, bar=6), opponent=TALL.opponent)))
+    assert five_counted != image, "9 on a point shows the count"
+    bearing_off = Position(mover=side(p1=2), opponent=side(p23=1))
+    image = picture(dataclasses.replace(tall, position=bearing_off))
+    tray_x = bi.WIDTH - bi.SIDE_W // 2
+    assert near(image.getpixel((tray_x, bi.BOTTOM_EDGE - 6)), white), "the viewer's borne-off checkers"
+    assert near(image.getpixel((tray_x, bi.BOTTOM_EDGE - 12 * 12 - 6)), white)
+    assert not near(image.getpixel((tray_x, bi.BOTTOM_EDGE - 12 * 13 - 6)), white), "13 off, no more"
+    assert near(image.getpixel((tray_x, bi.TOP_EDGE + 12 * 13 + 6)), black), "14 of the opponent's off"
+    assert not near(image.getpixel((tray_x, bi.TOP_EDGE + 12 * 14 + 6)), black)
+
+
+def test_a_pass_is_captioned() -> None:
+    view = dataclasses.replace(hit_view(Numbering.OWN, Colour.WHITE), last_move=LastMove(BEFORE_HIT, ()))
+    assert bi.render_board_png(view, "en") != bi.render_board_png(
+        dataclasses.replace(view, last_move=None), "en")
