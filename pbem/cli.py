@@ -51,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     legal.set_defaults(run=lambda args: rules_legal(sys.stdin, sys.stdout, sys.stderr))
     _add_mail_commands(commands)
+    _add_operator_commands(commands)
     return parser
 
 
@@ -71,6 +72,26 @@ def _add_mail_commands(commands: argparse._SubParsersAction) -> None:
     outbox.add_argument("--last", action="store_true", help="print the latest mail instead of the list")
     outbox.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
     outbox.set_defaults(run=_outbox)
+
+
+def _add_operator_commands(commands: argparse._SubParsersAction) -> None:
+    """`export`, `games` and `players`: what the database holds, for the operator."""
+    export = commands.add_parser("export", help="write the .mat file of a game or match")
+    export.add_argument("game", type=int, metavar="GAME", help="the match id (see pbem games)")
+    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of to stdout")
+    export.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
+    export.set_defaults(run=lambda args: _report("export", args.config, args.game, args.output))
+    for name, text in (("games", "list every game and match: players, format, score, status, whose turn"),
+                       ("players", "list every player: ratings, experience, vacation days this year")):
+        listing = commands.add_parser(name, help=text)
+        listing.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
+        listing.set_defaults(run=lambda args, name=name: _report(name, args.config))
+
+
+def _report(name: str, config: Path | None, game: int | None = None, output: Path | None = None) -> int:
+    from pbem.service.reports import run_report
+
+    return run_report(name, config, game, output)
 
 
 def _serve(args: argparse.Namespace) -> int:

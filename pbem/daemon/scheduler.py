@@ -174,6 +174,13 @@ def application_handler(config: Config) -> Handler:
     return handle_mail
 
 
+def application_jobs(config: Config) -> list[PeriodicJob]:
+    """The game service's periodic work (the clocks); none when a test handler stands in for it."""
+    if os.environ.get(TEST_HANDLER_VARIABLE):
+        return []
+    return [importlib.import_module("pbem.service.clock_job").clock_job(config)]
+
+
 def ignore_mail(session: Session, raw: bytes, inbound: InboundMail) -> None:
     """Record the mail as read and do nothing else."""
     inbound.state, inbound.reason = InboundState.IGNORED, "no game service installed"
@@ -187,7 +194,7 @@ def run_serve(config_path: Path | None) -> int:
     try:
         config = load_config(config_path)
         handler = application_handler(config)
-        asyncio.run(serve(config, handler))
+        asyncio.run(serve(config, handler, application_jobs(config)))
     except (ConfigError, SchemaError) as exc:
         print(f"pbem serve: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR

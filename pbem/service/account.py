@@ -1,20 +1,22 @@
-"""Commands about the player rather than one game: language, numbering, games list, help, stop.
+"""Commands about the player rather than one game: language, numbering, games list, help, stop,
+vacation and ratings.
 
-Features of later issues (the Assistant, ratings, vacations) answer plainly that they are not
-offered yet, so that a player never waits for an answer that will not come.
+Features of later issues (the Assistant) answer plainly that they are not offered yet, so that
+a player never waits for an answer that will not come.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from pbem import commands
+from pbem.service import clocks, ratings
 from pbem.service.conversation import Conversation
 from pbem.service.tables import Table, tables_of
 from pbem.store.game_records import MatchStatus
 
 _NOT_OFFERED_YET = {
     commands.PlayAssistant: "assistant_unavailable",
-    commands.Ratings: "ratings_unavailable",
-    commands.Vacation: "vacation_unavailable",
 }
 
 
@@ -38,6 +40,10 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
                 _boards_without_token(talk)
         case commands.Help():
             talk.say(talk.notice("help"), table)
+        case commands.Vacation(days=days):
+            take_vacation(talk, days, table)
+        case commands.Ratings():
+            ratings.list_ratings(talk, table)
         case commands.Stop():
             sender.refuses_invitations = True
             talk.session.add(sender)
@@ -65,6 +71,30 @@ def list_games(talk: Conversation, table: Table | None = None) -> None:
             or (game is not None and game.to_act == seat),
         })
     talk.say_template("games_list", table, rows=rows)
+
+
+def take_vacation(talk: Conversation, days: int, table: Table | None) -> None:
+    """``vacation N``: the sender's clocks in all games stand still for N more days, if the year's
+    allowance has them (a vacation taken during one starts when that one ends)."""
+    sender, now = talk.sender, talk.now
+    year = str(now.year)
+    used = sender.vacation_days.get(year, 0)
+    allowance = talk.config.game.vacation_days_per_year
+    if used + days > allowance:
+        talk.say_template("vacation_refused", table, days=days, left=allowance - used, allowance=allowance)
+        return
+    pause = timedelta(days=days)
+    start = max(now, sender.vacation_until) if sender.vacation_until is not None else now
+    sender.vacation_until = start + pause
+    sender.vacation_days = {**sender.vacation_days, year: used + days}
+    talk.session.add(sender)
+    for running in tables_of(talk.session, sender, (MatchStatus.RUNNING,)):
+        seat = running.seat_of(sender)
+        assert seat is not None
+        clocks.pause(running.record, seat, pause, talk.config)
+        talk.session.add(running.record)
+    talk.say_template("vacation_confirmed", table, days=days, until=clocks.moment(sender.vacation_until),
+                      left=allowance - used - days)
 
 
 def _boards_without_token(talk: Conversation) -> None:

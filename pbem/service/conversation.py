@@ -28,6 +28,7 @@ from pbem.rules import scoring
 from pbem.rules.gnubg_ids import match_id, position_id
 from pbem.rules.moves import apply_play, legal_plays
 from pbem.rules.notation import Colour, Numbering, format_play
+from pbem.service import clocks
 from pbem.service.dice import DiceRoller
 from pbem.service.tables import Table
 from pbem.store.game_records import MatchStatus, Player
@@ -156,7 +157,7 @@ class Conversation:
         table = news.table
         player = table.players[seat]
         language = self.language(player)
-        view = game_view(table, seat, self.config)
+        view = game_view(table, seat, self.config, self.now)
         events = [render_event(event, table, seat, language) for event in news.events]
         texts = news.for_sender if reply else []
         notes = table.take_notes(seat)
@@ -215,8 +216,8 @@ def play_texts(before: game_rules.Position, play: tuple, mover: int) -> dict[str
     return {numbering.value: format_play(before, play, numbering, colour) for numbering in Numbering}
 
 
-def game_view(table: Table, seat: int, config: Config) -> dict[str, Any]:
-    """Everything a game letter shows, from ``seat``'s side: board, score, what to do next."""
+def game_view(table: Table, seat: int, config: Config, now: datetime) -> dict[str, Any]:
+    """Everything a game letter shows, from ``seat``'s side: board, score, clocks, what to do next."""
     player = table.players[seat]
     opponent = table.players[1 - seat]
     numbering = table.numbering(seat)
@@ -242,6 +243,7 @@ def game_view(table: Table, seat: int, config: Config) -> dict[str, Any]:
         "winner": scoring.winner(table.score),
         "service": config.service,
         "reply_to": reply_address(config.service.address, table.token(seat)),
+        "clock": clocks.clock_view(table, seat, config, now),
     }
     if game is None:
         return view

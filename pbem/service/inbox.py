@@ -23,7 +23,7 @@ from pbem.config import Config
 from pbem.daemon.pipeline import queue_mail
 from pbem.mail.composing import compose, parse_game_message_id
 from pbem.mail.reading import IncomingMail, read_mail, subject_text
-from pbem.service import account, invitations, play
+from pbem.service import account, clocks, invitations, play
 from pbem.service.conversation import Conversation
 from pbem.service.dice import SECURE_DICE, DiceRoller
 from pbem.service.tables import Table, table_for_token
@@ -57,7 +57,7 @@ def handle_mail(
         talk.say_template("too_large", limit=config.limits.max_mail_bytes // 1000)
     else:
         _run(talk, mail)
-    _send_letters(talk)
+    send_letters(talk)
 
 
 def _run(talk: Conversation, mail: IncomingMail) -> None:
@@ -133,9 +133,12 @@ def _dispatch(
             account.apply_account_command(talk, command, table)
 
 
-def _send_letters(talk: Conversation) -> None:
-    """Queue every letter in this transaction and thread it into its recipient's thread."""
+def send_letters(talk: Conversation) -> None:
+    """Start the clocks of the turns this mail (or the clock job) began, then queue every letter
+    in this transaction and thread it into its recipient's thread."""
     config = talk.config
+    for news in talk.news.values():
+        clocks.sync(news.table, config, talk.now)
     for player, table, letter in talk.letters():
         message = compose(letter, config.service.address, config.service.name, talk.now)
         queue_mail(talk.session, message)

@@ -14,6 +14,7 @@ from pbem.rules import game as rules
 from pbem.rules import matfile, scoring
 from pbem.rules.moves import IllegalPlay
 from pbem.rules.notation import Colour, NotationError, parse_play
+from pbem.service import ratings
 from pbem.service.conversation import Conversation, play_texts
 from pbem.service.tables import Table
 from pbem.store.db import utc_now
@@ -118,6 +119,8 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     )
     if session_over:
         _finish_match(talk, table)
+    ratings.record_result(talk, table, result, session_over)
+    if session_over:
         return False
     start_game(talk, table)
     return True

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records")
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
@@ -102,7 +102,7 @@ def import_model_modules() -> None:
 
 
 def create_schema(engine: Engine) -> None:
-    """Create missing tables and record the schema version; refuse a database from a newer pbem."""
+    """Create missing tables and record the schema version; refuse a database of another schema version."""
     import_model_modules()
     SQLModel.metadata.create_all(engine)
     with session_scope(engine) as session:
@@ -112,6 +112,9 @@ def create_schema(engine: Engine) -> None:
         elif found > SCHEMA_VERSION:
             raise SchemaError(f"the database has schema version {found}, newer than this program's "
                               f"{SCHEMA_VERSION}; upgrade pbem")
+        elif found < SCHEMA_VERSION:
+            raise SchemaError(f"the database has schema version {found}, older than this program's "
+                              f"{SCHEMA_VERSION}, and pbem has no migrations yet: start with a fresh database")
 
 
 def current_schema_version(session: Session) -> int | None:

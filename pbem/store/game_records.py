@@ -32,6 +32,16 @@ class Player(SQLModel, table=True):
     refuses_invitations: bool = False
     """Set by ``stop``: never send this address an invitation again."""
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+    rating_match: float = 1500.0
+    """FIBS-style rating for matches (``pbem.rules.rating``); ``experience_match`` the sum of n."""
+    experience_match: int = 0
+    rating_casual: float = 1500.0
+    """The rating for everything that is not a match: single games, series, money play."""
+    experience_casual: int = 0
+    vacation_until: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    """Their clocks stand still until then (``vacation N``)."""
+    vacation_days: dict[str, int] = Field(sa_type=JSON, default_factory=dict)
+    """Vacation days taken, by calendar year ("2025": 12), for the yearly allowance."""
 
     @property
     def display_name(self) -> str:
@@ -78,6 +88,19 @@ class MatchRecord(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     updated_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     finished_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    # The clock of the seat that must act (``pbem.service.clocks``); all None while no clock runs.
+    clock_seat: int | None = None
+    clock_started_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    clock_stamp: list[int] | None = Field(sa_type=JSON, default=None)
+    """The ``Table.stamp`` the clock was started for: a new stamp is a new turn."""
+    bank0: float | None = None
+    """Seconds left in seat 0's time bank when its clock last started (None: not started yet)."""
+    bank1: float | None = None
+    alarms_given: int = 0
+    """How many of the running clock's alarms (``pbem.rules.clock.alarms``) were given."""
+    deadline_at: datetime | None = Field(sa_type=UTCDateTime, default=None, index=True)
+    """The next alarm of the running clock; None unless running, so the clock job's indexed
+    range scan never sees finished matches."""
 
 
 class FinishedGame(SQLModel, table=True):

@@ -1,0 +1,99 @@
+"""The clock job: reminders before a clock runs out, and the loss on time when both have.
+
+The daemon runs :func:`check_clocks` every minute.  It finds the matches whose next alarm has
+come with a range scan of the index on ``matches.deadline_at`` (which is None for every match
+without a running clock), so its cost grows with the alarms due, never with the games played.
+Each match is handled in a transaction of its own, and its mails go through the same outbox
+and letters as the answers to a player's mail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime, timedelta
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+from sqlmodel.sql.expression import SelectOfScalar
+
+from pbem.config import Config
+from pbem.daemon.scheduler import PeriodicJob
+from pbem.mail.reading import IncomingMail
+from pbem.rules import game as rules
+from pbem.rules.clock import Alarm, due_alarm, next_alarm_at, time_left
+from pbem.service import clocks, play
+from pbem.service.conversation import Conversation
+from pbem.service.dice import SECURE_DICE, DiceRoller
+from pbem.service.inbox import send_letters
+from pbem.service.tables import Table
+from pbem.store.db import make_engine, session_scope, utc_now
+from pbem.store.game_records import MatchRecord
+
+log = logging.getLogger(__name__)
+
+CLOCK_JOB_INTERVAL = timedelta(minutes=1)
+
+
+def due_matches_query(now: datetime) -> SelectOfScalar[int | None]:
+    """The ids of the matches with an alarm due at ``now``, the most overdue first."""
+    return (select(MatchRecord.id).where(col(MatchRecord.deadline_at) <= now)
+            .order_by(col(MatchRecord.deadline_at)))
+
+
+def check_clocks(engine: Engine, config: Config, now: datetime, dice: DiceRoller = SECURE_DICE) -> int:
+    """Give every alarm due at ``now``; returns how many matches had one."""
+    with session_scope(engine) as session:
+        due = [match_id for match_id in session.exec(due_matches_query(now)).all() if match_id is not None]
+    for match_id in due:
+        with session_scope(engine) as session:
+            record = session.get(MatchRecord, match_id)
+            if record is not None:
+                _alarm(session, record, config, now, dice)
+    return len(due)
+
+
+def clock_job(config: Config) -> PeriodicJob:
+    """The scheduler job for ``pbem serve``, on an engine of its own (the pipeline keeps its own)."""
+    engine = make_engine(config.database.url)
+
+    async def run() -> None:
+        await asyncio.to_thread(check_clocks, engine, config, utc_now())
+
+    return PeriodicJob("check-clocks", run, CLOCK_JOB_INTERVAL)
+
+
+def _alarm(session: Session, record: MatchRecord, config: Config, now: datetime, dice: DiceRoller) -> None:
+    running = clocks.running_clock(record, config)
+    seat = record.clock_seat
+    due = None if running is None or seat is None else due_alarm(running, record.alarms_given, now)
+    if running is None or seat is None or due is None:  # changed since the query: look again later
+        record.deadline_at = None if running is None else next_alarm_at(running, record.alarms_given)
+        session.add(record)
+        return
+    index, alarm = due
+    table = Table.load(session, record)
+    talk = Conversation(session, config, table.players[seat], _last_mail_of(table, seat), dice, now)
+    if alarm is Alarm.TIMEOUT:
+        assert table.game is not None
+        log.info("match %s: %s lost on time", table.id, table.players[seat].address)
+        table.game = rules.timeout(table.game, seat)
+        talk.event(table, "timed_out", seat)
+        play.advance(talk, table)
+    else:
+        move_left, bank_left = time_left(running, now)
+        talk.say_template(alarm.value, table, move_left=move_left, bank_left=bank_left)
+        record.alarms_given = index + 1
+        record.deadline_at = next_alarm_at(running, index + 1)
+    send_letters(talk)
+
+
+def _last_mail_of(table: Table, seat: int) -> IncomingMail:
+    """The player's last mail of the thread, as if they had written it: the alarm answers it."""
+    thread = table.thread(seat)
+    player = table.players[seat]
+    return IncomingMail(
+        message_id=thread[-1] if thread else "", sender=player.address, sender_name=player.name,
+        subject="", in_reply_to=None, references=thread[:-1], reply_tokens=[], new_text="",
+        automatic=None, size=0,
+    )

@@ -1,0 +1,87 @@
+"""Ratings at the end of a rated game or match, and the ``ratings`` list.
+
+A match (``match N``) changes the match ratings when it ends; a single game or a series of N
+games changes the casual ratings when it ends; money play changes them game by game, each
+game counting 1.  A draw or a tied series changes nothing, nor does a game against the
+Assistant or one invited ``unrated``.  The formula is :mod:`pbem.rules.rating`'s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session, col, func, select
+
+from pbem.rules import rating, scoring
+from pbem.service.conversation import Conversation, _is_assistant
+from pbem.service.tables import Table
+from pbem.store.game_records import Player
+
+TOP = 10
+"""How many players the ``ratings`` answer lists per rating."""
+
+_COLUMNS = {
+    rating.RatingKind.MATCH: ("rating_match", "experience_match"),
+    rating.RatingKind.CASUAL: ("rating_casual", "experience_casual"),
+}
+
+
+def is_rated(table: Table) -> bool:
+    return bool(table.record.options.get("rated", True)) and not any(map(_is_assistant, table.players))
+
+
+def record_result(talk: Conversation, table: Table, result: scoring.Result, match_over: bool) -> None:
+    """Rate the game that just ended with ``result`` if it decides something rated.
+
+    Called for every game; ``match_over`` says whether it ended the match, series or session.
+    """
+    rules = table.score.rules
+    if not is_rated(table):
+        return
+    if rules.format is scoring.Format.MONEY:
+        winner = result.winner
+    elif match_over:
+        winner = scoring.winner(table.score)
+    else:
+        return
+    if winner is None:
+        return
+    kind = rating.kind_of(rules)
+    before = [rating_of(player, kind) for player in table.players]
+    won, lost = rating.rate(before[winner], before[1 - winner], rating.weight(rules))
+    after = [won, lost] if winner == 0 else [lost, won]
+    for player, new in zip(table.players, after):
+        rating_field, experience_field = _COLUMNS[kind]
+        setattr(player, rating_field, new.rating)
+        setattr(player, experience_field, new.experience)
+        talk.session.add(player)
+    talk.event(table, "ratings_changed", winner, kind=kind.value,
+               ratings=[[old.rating, new.rating] for old, new in zip(before, after)])
+
+
+def rating_of(player: Player, kind: rating.RatingKind) -> rating.Rating:
+    rating_field, experience_field = _COLUMNS[kind]
+    return rating.Rating(getattr(player, rating_field), getattr(player, experience_field))
+
+
+def standings(session: Session, player: Player, kind: rating.RatingKind, top: int = TOP) -> dict[str, Any]:
+    """The best ``top`` players with rated play of this kind, and ``player``'s place among them all."""
+    rating_column, experience_column = (getattr(Player, name) for name in _COLUMNS[kind])
+    rated = col(experience_column) > 0
+    best = session.exec(select(Player).where(rated).order_by(col(rating_column).desc(), col(Player.id))
+                        .limit(top)).all()
+    rows = [{"place": place, "name": player_row.display_name, **vars(rating_of(player_row, kind))}
+            for place, player_row in enumerate(best, start=1)]
+    total = session.exec(select(func.count()).select_from(Player).where(rated)).one()
+    mine = rating_of(player, kind)
+    place = None
+    if mine.experience > 0:
+        place = 1 + session.exec(select(func.count()).select_from(Player).where(rated)
+                                 .where(col(rating_column) > mine.rating)).one()
+    return {"kind": kind.value, "rows": rows, "total": total, "place": place, **vars(mine)}
+
+
+def list_ratings(talk: Conversation, table: Table | None) -> None:
+    """``ratings`` / ``rangliste``: both lists and the sender's places."""
+    lists = [standings(talk.session, talk.sender, kind) for kind in rating.RatingKind]
+    talk.say_template("ratings_list", table, lists=lists)

@@ -1,0 +1,118 @@
+"""The operator's view of the database: ``pbem export GAME``, ``pbem games``, ``pbem players``.
+
+They read the same database as ``pbem serve`` (SQLite allows that while it runs) and change
+nothing.  Players are shown by address here: the operator runs the server.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+from sqlmodel import Session, col, select
+
+from pbem.config import Config, ConfigError, load_config
+from pbem.rules import matfile
+from pbem.rules.game import Phase
+from pbem.rules.scoring import Format, MatchRules
+from pbem.service import clocks
+from pbem.service.tables import Table
+from pbem.store.db import SchemaError, create_schema, make_engine, utc_now
+from pbem.store.game_records import MatchRecord, Player
+
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 1
+
+
+def match_file(session: Session, match_id: int) -> str | None:
+    """The ``.mat`` text of a match: its finished games and the one in progress; None if unknown."""
+    record = session.get(MatchRecord, match_id)
+    if record is None:
+        return None
+    table = Table.load(session, record)
+    games = table.finished_games(session)
+    if table.game is not None and table.game.phase is not Phase.OVER:
+        games.append(table.game)
+    return matfile.match_text(games, (table.players[0].display_name, table.players[1].display_name))
+
+
+def format_name(rules: MatchRules) -> str:
+    if rules.format is Format.MATCH:
+        return f"match {rules.length}"
+    if rules.format is Format.GAMES:
+        return f"games {rules.length}"
+    if rules.format is Format.MONEY:
+        return f"money {rules.stake}" if rules.stake != 1 else "money"
+    return "single"
+
+
+def games_rows(session: Session, config: Config) -> list[list[str]]:
+    """One row per match, newest first: id, players, format, score, status, who must act and until when."""
+    rows = [["id", "players", "format", "score", "status", "to act", "clock runs out"]]
+    for record in session.exec(select(MatchRecord).order_by(col(MatchRecord.id).desc())).all():
+        table = Table.load(session, record)
+        acting = record.clock_seat
+        running = clocks.running_clock(record, config)
+        rows.append([
+            str(table.id),
+            f"{table.players[0].address} – {table.players[1].address}",
+            format_name(table.score.rules) + ("" if record.options.get("rated", True) else ", unrated"),
+            "{}-{}".format(*table.score.points),
+            table.status.value,
+            table.players[acting].address if acting is not None else "-",
+            clocks.moment(running.timeout_at) if running is not None else "-",
+        ])
+    return rows
+
+
+def players_rows(session: Session, now: datetime) -> list[list[str]]:
+    """One row per player: ratings and experience of both kinds, vacation days used this year."""
+    rows = [["id", "address", "name", "match rating", "exp", "casual rating", "exp", "vacation", "invitations"]]
+    for player in session.exec(select(Player).order_by(col(Player.id))).all():
+        rows.append([
+            str(player.id), player.address, player.name,
+            f"{player.rating_match:.1f}", str(player.experience_match),
+            f"{player.rating_casual:.1f}", str(player.experience_casual),
+            str(player.vacation_days.get(str(now.year), 0)),
+            "refused" if player.refuses_invitations else "yes",
+        ])
+    return rows
+
+
+def write_table(rows: list[list[str]], out: TextIO) -> None:
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    out.writelines("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n" for row in rows)
+
+
+def run_report(name: str, config_path: Path | None, match_id: int | None = None,
+               output: Path | None = None) -> int:
+    """``pbem export|games|players``: 0, 1 for an unknown game, 2 for an unusable config or database."""
+    out = sys.stdout
+    try:
+        config = load_config(config_path)
+        engine = make_engine(config.database.url)
+        create_schema(engine)
+    except (ConfigError, SchemaError) as exc:
+        print(f"pbem {name}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        with Session(engine) as session:
+            if name == "games":
+                write_table(games_rows(session, config), out)
+            elif name == "players":
+                write_table(players_rows(session, utc_now()), out)
+            else:
+                assert match_id is not None
+                text = match_file(session, match_id)
+                if text is None:
+                    print(f"pbem export: no game or match with id {match_id}", file=sys.stderr)
+                    return EXIT_NOT_FOUND
+                if output is None:
+                    out.write(text)
+                else:
+                    output.write_text(text, encoding="utf-8")
+    finally:
+        engine.dispose()
+    return 0
