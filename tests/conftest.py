@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from pbem.config import Config, load_config
 from pbem.store.db import create_schema, make_engine, session_scope
+
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    # CI runs the same examples every time: a red CI run is then a real, repeatable failure.
+    settings.load_profile("ci")
 
 
 @pytest.fixture
