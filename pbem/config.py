@@ -107,6 +107,13 @@ class LimitsConfig:
 
 
 @dataclass(frozen=True)
+class AssistantConfig:
+    plies: int = 1
+    """bgsage's search depth for the Assistant and the review: 1 answers in milliseconds, each
+    further ply is about twenty times slower (and stronger)."""
+
+
+@dataclass(frozen=True)
 class Config:
     service: ServiceConfig
     database: DatabaseConfig
@@ -114,6 +121,7 @@ class Config:
     smtp: SmtpConfig | None = None
     game: GameConfig = GameConfig()
     limits: LimitsConfig = LimitsConfig()
+    assistant: AssistantConfig = AssistantConfig()
     source: str = EMBEDDED_DEFAULT
 
     @property
@@ -205,6 +213,7 @@ _KEYS = {
     "smtp": _MAIL_SERVER_KEYS,
     "game": ("cube_cap", "move_clock", "time_bank", "vacation_days_per_year"),
     "limits": ("max_mail_bytes", "invitations_per_day"),
+    "assistant": ("plies",),
 }
 _TABLES = tuple(_KEYS)
 
@@ -224,6 +233,7 @@ def _build(document: dict[str, Any], source: str) -> Config:
         smtp=_smtp(tables["smtp"]) if "smtp" in document else None,
         game=_game(tables["game"]),
         limits=_limits(tables["limits"]),
+        assistant=_assistant(tables["assistant"]),
         source=source,
     )
 
@@ -308,6 +318,12 @@ def _limits(table: _Table) -> LimitsConfig:
             "invitations_per_day", table.get("invitations_per_day", int, defaults.invitations_per_day),
             lambda value: value >= 0, "a number of invitations, 0 or more"),
     )
+
+
+def _assistant(table: _Table) -> AssistantConfig:
+    plies = table.check("plies", table.get("plies", int, AssistantConfig.plies),
+                        lambda value: 1 <= value <= 4, "a number of plies from 1 to 4")
+    return AssistantConfig(plies=plies)
 
 
 def _duration(table: _Table, key: str, default: timedelta) -> timedelta:

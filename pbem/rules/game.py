@@ -37,6 +37,7 @@ RuleError codes (the mails word them; ``details`` holds the values named):
 ``beaver_not_allowed``    a beaver outside money play with beavers enabled, or of a beaver.
 ``invalid_dice``          dice that are not two numbers 1-6 (a caller bug, not a player's).
 ``draw_already_offered``  a second ``$remis`` by the same player before the answer.
+``no_draw_offered``       declining a draw that the other player has not offered.
 """
 
 from __future__ import annotations
@@ -364,6 +365,14 @@ def offer_draw(game: Game, seat: int) -> Game:
             result=Result(winner=None, kind=None, cube=game.cube, ending=Ending.DRAWN, points=0),
         )
     return replace(game, draw_offer=seat, record=(*game.record, Action(ActionKind.DRAW_OFFER, seat)))
+
+
+def decline_draw(game: Game, seat: int) -> Game:
+    """``seat`` declines the draw the other seat offered: the offer lapses, nothing else changes."""
+    _require_playing(game)
+    if game.draw_offer != 1 - seat:
+        raise RuleError("no_draw_offered")
+    return replace(game, draw_offer=None)
 
 
 def highest_possible_win(winner: Side, loser: Side) -> WinKind:

@@ -1,8 +1,5 @@
 """Commands about the player rather than one game: language, numbering, games list, help, stop,
-vacation and ratings.
-
-Features of later issues (the Assistant) answer plainly that they are not offered yet, so that
-a player never waits for an answer that will not come.
+vacation, ratings, and starting a game against the Assistant.
 """
 
 from __future__ import annotations
@@ -10,14 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from pbem import commands
-from pbem.service import clocks, ratings
-from pbem.service.conversation import Conversation
+from pbem.service import assistant, clocks, invitations, ratings
+from pbem.service.conversation import Conversation, shown_name
 from pbem.service.tables import Table, tables_of
 from pbem.store.game_records import MatchStatus
-
-_NOT_OFFERED_YET = {
-    commands.PlayAssistant: "assistant_unavailable",
-}
 
 
 def apply_account_command(talk: Conversation, command: commands.Command, table: Table | None) -> None:
@@ -48,8 +41,11 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
             sender.refuses_invitations = True
             talk.session.add(sender)
             talk.say_template("stop_confirmed", table)
-        case _ if type(command) in _NOT_OFFERED_YET:
-            talk.say_template(_NOT_OFFERED_YET[type(command)], table)
+        case commands.PlayAssistant(options=options):
+            if assistant.available(talk.config):
+                invitations.play_assistant(talk, options)
+            else:
+                talk.say_template("assistant_unavailable", table)
         case _:
             raise AssertionError(f"not an account command: {command!r}")
 
@@ -63,7 +59,7 @@ def list_games(talk: Conversation, table: Table | None = None) -> None:
         assert seat is not None
         game = each.game
         rows.append({
-            "opponent": each.players[1 - seat].display_name,
+            "opponent": shown_name(each.players[1 - seat], talk.language(talk.sender)),
             "rules": each.score.rules,
             "score": each.score.points if seat == 0 else each.score.points[::-1],
             "status": each.status.value,

@@ -29,6 +29,7 @@ from pbem.rules.gnubg_ids import match_id, position_id
 from pbem.rules.moves import apply_play, legal_plays
 from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.service import clocks
+from pbem.service.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.dice import DiceRoller
 from pbem.service.tables import Table
 from pbem.store.game_records import MatchStatus, Player
@@ -188,6 +189,11 @@ def _is_assistant(player: Player) -> bool:
     return player.address.startswith("assistant@") and player.address.endswith(".invalid")
 
 
+def shown_name(player: Player, language: str) -> str:
+    """The name a letter shows: the Assistant's in the reader's language, else the display name."""
+    return ASSISTANT_NAMES.get(language, player.display_name) if _is_assistant(player) else player.display_name
+
+
 def _module(template: str, language: str, context: dict[str, Any]) -> Any:
     from pbem.render.templating import environment
 
@@ -201,7 +207,7 @@ def render_event(event: Event, table: Table, seat: int, language: str) -> str:
         "numbering": numbering.value,
         "colour": Colour.of_seat(seat).value,
         "me": seat,
-        "names": [table.players[0].display_name, table.players[1].display_name],
+        "names": [shown_name(table.players[0], language), shown_name(table.players[1], language)],
     }
     data = dict(event.data)
     if "plays" in data:
@@ -228,9 +234,9 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> dict[st
     view: dict[str, Any] = {
         "numbering": numbering.value,
         "colour": colour.value,
-        "me": player.display_name,
-        "opponent": opponent.display_name,
-        "names": [table.players[0].display_name, table.players[1].display_name],
+        "me": shown_name(player, language),
+        "opponent": shown_name(opponent, language),
+        "names": [shown_name(table.players[0], language), shown_name(table.players[1], language)],
         "seat": seat,
         "status": table.status.value,
         "rules": rules,
@@ -264,8 +270,8 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> dict[st
         position=board,
         numbering=numbering,
         colour=colour,
-        viewer_name=player.display_name,
-        opponent_name=opponent.display_name,
+        viewer_name=shown_name(player, language),
+        opponent_name=shown_name(opponent, language),
         turn=Who.VIEWER if game.to_act == seat or (game.to_act is None and game.seat == seat) else Who.OPPONENT,
         dice=game.dice,
         cube_value=game.cube,

@@ -7,6 +7,7 @@ links, so that ``accept`` and ``decline`` find it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from sqlmodel import Session, select
@@ -14,6 +15,7 @@ from sqlmodel import Session, select
 from pbem import commands
 from pbem.mail.reading import new_token
 from pbem.rules import scoring
+from pbem.service import assistant
 from pbem.service.conversation import Conversation
 from pbem.service.play import advance, start_game
 from pbem.service.tables import Table
@@ -83,6 +85,13 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
     _open_match(talk, (talk.sender, invitee), command.options)
 
 
+def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
+    """``play assistant``: a match against the Assistant that starts at once (and changes no rating)."""
+    players = (talk.sender, assistant.assistant_player(talk.session))
+    table = _open_match(talk, players, replace(options, rated=False))
+    accept(talk, table, 1)
+
+
 def _open_match(
     talk: Conversation, players: tuple[Player, Player], options: commands.GameOptions,
     rematch_of: int | None = None,
@@ -137,6 +146,12 @@ def rematch(talk: Conversation, table: Table, seat: int) -> None:
         jacoby=rules.jacoby,
         rated=bool(table.record.options.get("rated", True)),
     )
+    if assistant.is_assistant(opponent) and not assistant.available(talk.config):
+        talk.say_template("assistant_unavailable", table)
+        return
     new_table = _open_match(talk, (talk.sender, opponent), options, rematch_of=table.id)
+    if assistant.is_assistant(opponent):
+        accept(talk, new_table, 1)
+        return
     talk.say_template("rematch_sent", table, opponent=opponent.display_name)
     talk.news_of(new_table)

@@ -8,13 +8,15 @@ played, ends the game, scores it, and starts the next game of a match, series or
 
 from __future__ import annotations
 
+from pbem import assistant as pbem_assistant
 from pbem import commands
+from pbem.assistant import review
 from pbem.mail.composing import Attachment
 from pbem.rules import game as rules
 from pbem.rules import matfile, scoring
 from pbem.rules.moves import IllegalPlay
 from pbem.rules.notation import Colour, NotationError, parse_play
-from pbem.service import ratings
+from pbem.service import assistant, ratings
 from pbem.service.conversation import Conversation, play_texts
 from pbem.service.tables import Table
 from pbem.store.db import utc_now
@@ -97,7 +99,25 @@ def advance(talk: Conversation, table: Table) -> None:
         if game.phase is rules.Phase.OVER:
             if _finish_game(talk, table):
                 continue
-        return
+            return
+        if not _assistant_answers(talk, table):
+            return
+
+
+def _assistant_answers(talk: Conversation, table: Table) -> bool:
+    """The Assistant's move when the game waits for it (or for its answer to a draw offer)."""
+    decision = assistant.decide(table, talk.config)
+    if decision is None:
+        return False
+    seat, command = decision
+    game = table.game
+    assert game is not None
+    if command is assistant.DECLINE_DRAW:
+        table.game = rules.decline_draw(game, seat)
+        talk.event(table, "draw_declined", seat)
+    else:
+        table.game = _apply(talk, table, seat, game, command)
+    return True
 
 
 def _finish_game(talk: Conversation, table: Table) -> bool:
@@ -110,6 +130,7 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     else:
         talk.event(table, "game_won", result.winner, kind=int(result.kind or 1), points=result.points,
                    ending=result.ending.value)
+    _review(talk, table, "game_review", [game])
     talk.session.add(FinishedGame(match_id=table.id, number=table.record.game_number, game=game.to_dict()))
     talk.session.flush()
     table.score = scoring.add_result(table.score, result)
@@ -131,10 +152,21 @@ def _finish_match(talk: Conversation, table: Table) -> None:
     table.record.finished_at = utc_now()
     talk.event(table, "match_over", scoring.winner(table.score), points=list(table.score.points))
     games = table.finished_games(talk.session)
+    if len(games) > 1:
+        _review(talk, table, "match_review", games)
     names = (table.players[0].display_name, table.players[1].display_name)
     text = matfile.match_text(games, names)
     filename = f"pbem-{table.id}-{names[0]}-{names[1]}.mat".replace(" ", "_")
     talk.news_of(table).attachments.append(Attachment(filename, "text/plain", text.encode("utf-8")))
+
+
+def _review(talk: Conversation, table: Table, kind: str, games: list[rules.Game]) -> None:
+    """The bgsage review of a game (or the totals of a match) for both players, where bgsage loads."""
+    engine = pbem_assistant.engine(talk.config.assistant.plies)
+    if engine is None:
+        return
+    reviews = [review.review_game(engine, game) for game in games]
+    talk.event(table, kind, None, **(reviews[0] if kind == "game_review" else review.combine(reviews)))
 
 
 def start_game(talk: Conversation, table: Table) -> None:

@@ -62,6 +62,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "beaver_not_allowed": {},
     "invalid_dice": {"dice": (7, 1)},
     "draw_already_offered": {},
+    "no_draw_offered": {},
     # pbem.commands: details are the argument as written
     "invite-address": "anna(at)example.org",
     "unknown-option": "blitz",

@@ -1,0 +1,188 @@
+"""The Assistant's judgement: the ``bgsage`` engine behind a small interface in our own terms.
+
+Everything here takes and returns rules-core objects (:class:`Position`, plays, :class:`Game`);
+only this module knows bgsage's board layout.  Plays are always chosen among the plays that
+:func:`pbem.rules.moves.legal_plays` allows, ranked by bgsage's cubeful equity of the resulting
+positions: bgsage's own move generator may, in rare bear-offs, take the last checker off with
+one die where our rules require both dice (a hit on the way), so its list is a source of
+equities, never of plays.  A resulting position bgsage does not list is evaluated on its own.
+
+bgsage's board (seen from the player on roll): index ``p`` (1-24) is the player's point ``p``,
+positive for the player's checkers and negative for the opponent's; 25 is the player's bar,
+0 the opponent's bar (negative).  Post-move boards stay seen from the player who moved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pbem.rules import cube as cube_rules
+from pbem.rules import game as rules
+from pbem.rules.moves import Play, legal_plays
+from pbem.rules.position import BAR, CHECKERS, Position
+from pbem.rules.scoring import Format
+
+Board = list[int]
+Answer = Literal["take", "drop", "beaver"]
+
+ALL_ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b in range(a, 7))
+DOUBLING_WINDOW = 0.55
+"""Below this chance of winning the Assistant does not ask bgsage whether to double: no
+sensible double exists there except post-Crawford, and a cube analysis costs 20 checker plays."""
+
+
+def to_board(position: Position) -> Board:
+    """bgsage's 26 numbers for ``position`` (see the module docstring)."""
+    board = [0] * 26
+    for index in range(24):
+        board[index + 1] += position.mover[index]
+        board[24 - index] -= position.opponent[index]
+    board[25] = position.mover[BAR]
+    board[0] = -position.opponent[BAR]
+    return board
+
+
+@dataclass(frozen=True)
+class CubeContext:
+    """The cube and score as bgsage wants them, seen from one seat."""
+
+    cube_value: int = 1
+    cube_owner: str = "centered"
+    away1: int = 0
+    away2: int = 0
+    is_crawford: bool = False
+    jacoby: bool = False
+    beaver: bool = False
+
+    @classmethod
+    def of(cls, game: rules.Game, seat: int) -> CubeContext:
+        owner = "centered" if game.cube_owner is None else ("player" if game.cube_owner == seat else "opponent")
+        if game.rules.format is Format.MATCH:
+            length = game.rules.length
+            return cls(game.cube, owner, length - game.score[seat], length - game.score[1 - seat], game.crawford)
+        return cls(game.cube, owner, jacoby=game.rules.jacoby, beaver=game.rules.beaver)
+
+    def checker_args(self) -> dict[str, Any]:
+        return {"cube_value": self.cube_value, "cube_owner": self.cube_owner, "away1": self.away1,
+                "away2": self.away2, "is_crawford": self.is_crawford, "jacoby": self.jacoby,
+                "beaver": self.beaver}
+
+    def post_move_args(self) -> dict[str, Any]:
+        args = self.checker_args()
+        del args["beaver"]
+        return args
+
+
+class Engine:
+    """bgsage at ``plies`` (1 = its raw network, as XG counts plies; each ply is ~20× slower)."""
+
+    def __init__(self, bgsage: Any, plies: int = 1) -> None:
+        self.plies = plies
+        self._bgsage = bgsage
+        self._analyzer = bgsage.BgBotAnalyzer(eval_level=f"{plies}ply")
+        self._quick = self._analyzer if plies == 1 else bgsage.BgBotAnalyzer(eval_level="1ply")
+
+    # -- evaluation ----------------------------------------------------------------------
+
+    def play_equities(self, position: Position, dice: tuple[int, int], context: CubeContext,
+                      quick: bool = False) -> dict[Position, float]:
+        """Cubeful equity (mover's view, per cube unit) of every position our rules allow after ``dice``."""
+        allowed = legal_plays(position, dice)
+        if not allowed:
+            return {}
+        analyzer = self._quick if quick else self._analyzer
+        by_board = {tuple(to_board(after)): after for after in allowed}
+        result = analyzer.checker_play(to_board(position), dice[0], dice[1], **context.checker_args())
+        equities = {by_board[key]: move.equity for move in result.moves
+                    if (key := tuple(move.board)) in by_board}
+        for key, after in by_board.items():
+            if after not in equities:
+                equities[after] = self.after_move_equity(after, context, quick)
+        return equities
+
+    def after_move_equity(self, after: Position, context: CubeContext, quick: bool = False) -> float:
+        """Cubeful equity of a position just played to, for the player who played it."""
+        analyzer = self._quick if quick else self._analyzer
+        return float(analyzer.post_move_analytics(to_board(after), **context.post_move_args()).cubeful_equity)
+
+    def winning_chance(self, position: Position) -> float:
+        """The chance that the player on roll in ``position`` (before rolling) wins the game."""
+        theirs = self._quick.post_move_analytics(to_board(position.swap()))
+        return 1.0 - float(theirs.probs.win)
+
+    def cube_analysis(self, position: Position, context: CubeContext) -> Any:
+        """bgsage's CubeActionResult for the player on roll (equities per cube unit)."""
+        return self._analyzer.cube_action(to_board(position), **context.checker_args())
+
+    def luck(self, rolls: list[tuple[Position, CubeContext, tuple[int, int], bool]]) -> list[float]:
+        """The luck of each roll ``(position before it, cube, dice, opening?)``: the equity of its
+        best play minus the average over every roll (15 for an opening roll, which has no doubles).
+
+        One bgsage batch at 1 ply for all of them, whatever the strength: this is 21 checker plays
+        per roll, and at 1 ply they cost a third of a millisecond each in a batch.
+        """
+        inputs = [{"board": to_board(position), "die1": a, "die2": b, **context.post_move_args()}
+                  for position, context, _, opening in rolls for a, b in ALL_ROLLS if not (opening and a == b)]
+        jacoby = any(context.jacoby for _, context, _, _ in rolls)
+        results = iter(self._bgsage.batch_checker_play(inputs, eval_level="1ply", jacoby=jacoby))
+        lucks = []
+        for position, context, dice, opening in rolls:
+            equities = {}
+            for a, b in ALL_ROLLS:
+                if opening and a == b:
+                    continue
+                moves = next(results).moves
+                equities[(a, b)] = moves[0].equity if moves else self.after_move_equity(position, context, True)
+            weights = {roll: 1 if roll[0] == roll[1] else 2 for roll in equities}
+            average = sum(equities[roll] * weights[roll] for roll in equities) / sum(weights.values())
+            lucks.append(equities[(min(dice), max(dice))] - average)
+        return lucks
+
+    # -- the Assistant's decisions -------------------------------------------------------
+
+    def choose_play(self, game: rules.Game) -> Play:
+        """The best play the rules allow for the rolled dice (empty when none is possible)."""
+        assert game.dice is not None
+        equities = self.play_equities(game.board, game.dice, CubeContext.of(game, game.seat))
+        if not equities:
+            return ()
+        best = max(equities, key=lambda after: equities[after])
+        return legal_plays(game.board, game.dice)[best]
+
+    def wants_to_double(self, game: rules.Game) -> bool:
+        """Should the player on roll double now (the caller has checked that they may)?"""
+        length = game.rules.length
+        post_crawford = game.rules.format is Format.MATCH and not game.crawford and length - 1 in game.score
+        if not post_crawford and self.winning_chance(game.board) < DOUBLING_WINDOW:
+            return False
+        return bool(self.cube_analysis(game.board, CubeContext.of(game, game.seat)).should_double)
+
+    def answer_double(self, game: rules.Game) -> Answer:
+        """Take, drop or beaver the double the player on roll (``game.seat``) has offered."""
+        if game.beavered:
+            # The doubler was beavered: taking plays on for twice the cube they now face.
+            context = CubeContext.of(game, game.seat)
+            keep = CubeContext(context.cube_value * 2, "opponent", context.away1, context.away2,
+                               context.is_crawford, context.jacoby, context.beaver)
+            return "take" if self.cube_analysis(game.board, keep).equity_nd > -0.5 else "drop"
+        analysis = self.cube_analysis(game.board, CubeContext.of(game, game.seat))
+        if not analysis.should_take:
+            return "drop"
+        if analysis.is_beaver and cube_rules.beaver_refusal(game.rules, game.cube * 2) is None:
+            return "beaver"
+        return "take"
+
+    def accepts_draw(self, game: rules.Game, seat: int) -> bool:
+        """``seat`` agrees to a draw only when it is behind: below even chances to win."""
+        return self.game_winning_chance(game, seat) < 0.5
+
+    def game_winning_chance(self, game: rules.Game, seat: int) -> float:
+        """``seat``'s chance to win the game as it stands (after the best play if dice are rolled)."""
+        if game.phase is rules.Phase.TO_MOVE and game.dice is not None:
+            equities = self.play_equities(game.board, game.dice, CubeContext.of(game, game.seat))
+            after = max(equities, key=lambda each: equities[each]) if equities else game.board
+            mover = 1.0 if after.mover_off == CHECKERS else 1.0 - self.winning_chance(after.swap())
+        else:
+            mover = self.winning_chance(game.board)
+        return mover if seat == game.seat else 1.0 - mover

@@ -1,0 +1,165 @@
+"""The end-of-game review: each player's error rate, biggest mistakes and luck, judged by bgsage.
+
+The game's record is replayed through the rules core, so every decision is judged on exactly
+the position, dice and cube the player faced:
+
+* a checker play loses the equity between the best play our rules allow and the one played;
+* a cube decision (double or not, take, drop, beaver) loses the equity between bgsage's best
+  action and the one taken; "no double" is judged only where a double is thinkable (a winning
+  chance of at least :data:`DOUBLING_WINDOW`, or post-Crawford), to keep the review quick;
+* the luck of a roll is the equity of its best play minus the average over all 21 rolls
+  (15 for the opening roll), so summed luck separates the dice from the decisions.
+
+Equities are cubeful and per cube unit, from the deciding player's side; the figures are
+millipoints (thousandths of a point), as GNU Backgammon and XG show them.  Everything in the
+result is plain JSON, so it can travel in an event to the mail templates.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pbem.assistant.engine import DOUBLING_WINDOW, CubeContext, Engine
+from pbem.rules import game as rules
+from pbem.rules.moves import apply_play, legal_plays
+from pbem.rules.notation import Colour, Numbering, format_play
+from pbem.rules.position import Position
+from pbem.rules.scoring import Format
+
+MISTAKES_SHOWN = 3
+
+
+@dataclass
+class _Seat:
+    decisions: int = 0
+    lost: float = 0.0
+    luck: float = 0.0
+    mistakes: list[dict[str, Any]] = field(default_factory=list)
+
+
+_reviewed: dict[tuple[int, str], dict[str, Any]] = {}
+"""Reviews already computed in this process, so that a match's review reuses its games'."""
+_REVIEWS_KEPT = 256
+
+
+def review_game(engine: Engine, game: rules.Game) -> dict[str, Any]:
+    """The review of a finished game: per seat ``decisions``, ``error_rate`` and ``luck``
+    (millipoints; the rate per decision), and its biggest ``mistakes``, largest first."""
+    key = (engine.plies, json.dumps(game.to_dict(), sort_keys=True))
+    if key not in _reviewed:
+        if len(_reviewed) >= _REVIEWS_KEPT:
+            del _reviewed[next(iter(_reviewed))]
+        _reviewed[key] = _review(engine, game)
+    return _reviewed[key]
+
+
+def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:
+    seats = (_Seat(), _Seat())
+    state = _opening(game)
+    assert state.dice is not None
+    rolls = [(Position.start(), CubeContext.of(state, state.seat), state.dice, True)]
+    rollers = [state.seat]
+    number = 1
+    for action in game.record[1:]:
+        kind, seat = action.kind, action.seat
+        if kind is rules.ActionKind.ROLL:
+            assert action.dice is not None
+            if state.phase is rules.Phase.ROLL_OR_DOUBLE:
+                _judge_cube(engine, state, seats[seat], number, "no_double")
+            rolls.append((state.board, CubeContext.of(state, seat), action.dice, False))
+            rollers.append(seat)
+            state = rules.roll(state, seat, action.dice)
+        elif kind is rules.ActionKind.MOVE:
+            if action.play:
+                _judge_play(engine, state, seats[seat], number, action.play)
+                state = rules.play(state, seat, action.play)
+            number += 1
+        elif kind is rules.ActionKind.DOUBLE:
+            _judge_cube(engine, state, seats[seat], number, "double")
+            state = rules.double(state, seat)
+        elif kind in (rules.ActionKind.TAKE, rules.ActionKind.DROP, rules.ActionKind.BEAVER):
+            if not state.beavered:
+                _judge_cube(engine, state, seats[seat], number, kind.value)
+            state = getattr(rules, kind.value)(state, seat)
+    for seat, luck in zip(rollers, engine.luck(rolls)):
+        seats[seat].luck += luck
+    return {
+        "players": [
+            {"decisions": each.decisions, "error_rate": round(1000 * each.lost / max(each.decisions, 1)),
+             "lost": round(1000 * each.lost), "luck": round(1000 * each.luck)}
+            for each in seats
+        ],
+        "mistakes": [
+            sorted(each.mistakes, key=lambda mistake: -mistake["loss"])[:MISTAKES_SHOWN] for each in seats
+        ],
+    }
+
+
+def combine(reviews: list[dict[str, Any]]) -> dict[str, Any]:
+    """The review of a whole match from those of its games: totals and the overall rate."""
+    players = []
+    for seat in (0, 1):
+        decisions = sum(review["players"][seat]["decisions"] for review in reviews)
+        lost = sum(review["players"][seat]["lost"] for review in reviews)
+        players.append({"decisions": decisions, "error_rate": round(lost / max(decisions, 1)), "lost": lost,
+                        "luck": sum(review["players"][seat]["luck"] for review in reviews)})
+    return {"players": players, "games": len(reviews)}
+
+
+def _opening(game: rules.Game) -> rules.Game:
+    """The game right after its opening roll, before the starter's play."""
+    first = game.record[0]
+    return rules.Game(rules=game.rules, score=game.score, crawford=game.crawford, board=Position.start(),
+                      seat=first.seat, phase=rules.Phase.TO_MOVE, dice=first.dice, record=(first,))
+
+
+def _judge_play(engine: Engine, state: rules.Game, seat: _Seat, number: int, play: tuple) -> None:
+    assert state.dice is not None
+    plays = legal_plays(state.board, state.dice)
+    if len(plays) < 2:
+        return
+    equities = engine.play_equities(state.board, state.dice, CubeContext.of(state, state.seat))
+    best = max(equities, key=lambda after: equities[after])
+    played = apply_play(state.board, play)
+    loss = equities[best] - equities[played]
+    seat.decisions += 1
+    seat.lost += loss
+    if loss >= 0.0005:
+        seat.mistakes.append({
+            "number": number, "dice": list(state.dice), "kind": "play", "loss": round(1000 * loss),
+            "played": _texts(state.board, play, state.seat), "best": _texts(state.board, plays[best], state.seat),
+        })
+
+
+def _judge_cube(engine: Engine, state: rules.Game, seat: _Seat, number: int, action: str) -> None:
+    """Judge a cube action; the analysis is always from the doubler's side (``state.seat``)."""
+    if action == "no_double" and not _double_thinkable(engine, state):
+        return
+    cube = engine.cube_analysis(state.board, CubeContext.of(state, state.seat))
+    doubled = min(cube.equity_dt, cube.equity_dp)
+    if action in ("double", "no_double"):
+        choices = {"double": doubled, "no_double": cube.equity_nd}
+    else:  # the taker's side: what the doubler gets, negated
+        take = -cube.equity_dt
+        choices = {"take": take, "beaver": take, "drop": -cube.equity_dp}
+    best = max(choices, key=lambda choice: choices[choice])
+    loss = choices[best] - choices[action]
+    seat.decisions += 1
+    seat.lost += loss
+    if loss >= 0.0005:
+        seat.mistakes.append({"number": number, "kind": "cube", "loss": round(1000 * loss),
+                              "played": action, "best": best})
+
+
+def _double_thinkable(engine: Engine, state: rules.Game) -> bool:
+    length = state.rules.length
+    if state.rules.format is Format.MATCH and not state.crawford and length - 1 in state.score:
+        return True
+    return engine.winning_chance(state.board) >= DOUBLING_WINDOW
+
+
+def _texts(board: Position, play: tuple, seat: int) -> dict[str, str]:
+    colour = Colour.of_seat(seat)
+    return {numbering.value: format_play(board, play, numbering, colour) for numbering in Numbering}

@@ -1,0 +1,67 @@
+"""The Assistant as a seat at the table: who it is, and what it answers when it must act.
+
+The Assistant is a :class:`Player` row with a reserved address that no mail can come from
+(``.invalid``), so no letter is ever sent to it.  It answers within the same transaction as
+the mail it answers: :func:`pbem.service.play.advance` asks :func:`decide` whenever the game
+waits for the Assistant, and applies the command it returns like a player's command, so both
+sides hear of it in the same words.
+"""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from pbem import assistant, commands
+from pbem.config import Config
+from pbem.rules import game as rules
+from pbem.rules.notation import Colour, format_play
+from pbem.service.tables import Table
+from pbem.store.game_records import Player
+
+ADDRESS = "assistant@pbem.invalid"
+NAMES = {"en": "Assistant", "de": "Assistent"}
+
+DECLINE_DRAW = None
+"""What :func:`decide` returns for "no" to a draw offer: there is no player command for it."""
+
+
+def is_assistant(player: Player) -> bool:
+    return player.address == ADDRESS
+
+
+def assistant_player(session: Session) -> Player:
+    """The Assistant's row, created on first use (named "Assistant", as in .mat files)."""
+    from pbem.service.invitations import player_for
+
+    return player_for(session, ADDRESS, NAMES["en"])
+
+
+def available(config: Config) -> bool:
+    """True when bgsage loads on this server, so that ``play assistant`` can be offered."""
+    return assistant.engine(config.assistant.plies) is not None
+
+
+def decide(table: Table, config: Config) -> tuple[int, commands.Command | None] | None:
+    """The Assistant's seat and its next command, ``(seat, DECLINE_DRAW)`` to refuse a draw,
+    or None when the game is not waiting for it."""
+    game = table.game
+    seat = next((seat for seat, player in enumerate(table.players) if is_assistant(player)), None)
+    if seat is None or game is None or game.phase is rules.Phase.OVER:
+        return None
+    engine = assistant.engine(config.assistant.plies)
+    if engine is None:
+        return None
+    if game.draw_offer == 1 - seat:
+        return seat, commands.Remis() if engine.accepts_draw(game, seat) else DECLINE_DRAW
+    if game.to_act != seat:
+        return None
+    match game.phase:
+        case rules.Phase.ROLL_OR_DOUBLE:
+            return seat, commands.Double() if engine.wants_to_double(game) else commands.Roll()
+        case rules.Phase.TO_MOVE:
+            play = engine.choose_play(game)
+            return seat, commands.Move(format_play(game.board, play, table.numbering(seat), Colour.of_seat(seat)))
+        case rules.Phase.DOUBLE_OFFERED:
+            answer = engine.answer_double(game)
+            return seat, {"take": commands.Take(), "drop": commands.Drop(), "beaver": commands.Beaver()}[answer]
+    return None

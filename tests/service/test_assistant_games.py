@@ -1,0 +1,111 @@
+"""Games against the Assistant through the real pipeline: it answers at once, in every format."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from post_office import LoadedDice, Player, PostOffice, attachment, text_of
+from sqlmodel import Session
+
+import pbem.assistant
+from pbem.rules.game import Game
+from pbem.rules.position import Position
+from pbem.store.game_records import MatchRecord, MatchStatus
+
+
+def _play_out(office: PostOffice, anna: Player, max_steps: int = 1500) -> None:
+    """Anna answers every mail as a simple player until the match against the Assistant ends."""
+    for _ in range(max_steps):
+        if office.table().status is MatchStatus.FINISHED:
+            return
+        command = anna.next_command(0, anna.last)
+        assert command, f"Anna must act but was not told so:\n{text_of(anna.last)}"
+        sent = anna.reply(command)
+        assert [mail["To"] for mail in sent] == [anna.sender], "a mail went to the Assistant"
+    raise AssertionError("the match did not end")
+
+
+def test_a_single_game_starts_at_once_and_ends_with_the_review_and_the_mat_file(config) -> None:
+    office = PostOffice(config, LoadedDice(seed=11))
+    anna = Player(office, "anna@example.org", "Anna")
+    anna.write("sprache de")
+    anna.write("gegen assistent")
+    assert "Assistent" in text_of(anna.last) and "Assistant" not in text_of(anna.last)
+    anna.reply("lang en")
+    _play_out(office, anna)
+    end = text_of(anna.last)
+    assert "Review of the game by the bgsage engine" in end
+    assert end.count("per decision over") == 2 and "luck" in end
+    mat = attachment(anna.last, ".mat")
+    assert mat is not None and "Assistant" in mat
+    assert office.table().record.options["rated"] is False
+
+
+def test_a_match_to_3_against_the_assistant_is_played_to_the_end(config) -> None:
+    office = PostOffice(config, LoadedDice(seed=5))
+    anna = Player(office, "anna@example.org", "Anna")
+    anna.write("play assistant match 3")
+    _play_out(office, anna)
+    table = office.table()
+    assert max(table.score.points) >= 3 and table.score.games >= 1
+    end = text_of(anna.last)
+    assert "Review of the game by the bgsage engine" in end
+    if table.score.games > 1:
+        assert f"Review of all {table.score.games} games" in end
+    sent = anna.reply("rematch")
+    assert office.table().status is MatchStatus.RUNNING and office.table().id != table.id
+    assert "Your turn" in str(sent[-1]["Subject"])
+
+
+def _set_board(office: PostOffice, board: Position) -> None:
+    """Put Anna (on turn, seat 0) into ``board``, keeping the record so her mail stays current."""
+    with Session(office.engine) as session:
+        record = session.get(MatchRecord, office.table().id)
+        assert record is not None and record.game is not None
+        record.game = replace(Game.from_dict(record.game), board=board).to_dict()
+        session.add(record)
+        session.commit()
+
+
+def _side(points: dict[int, int]) -> tuple[int, ...]:
+    side = [0] * 25
+    for point, count in points.items():
+        side[point - 1] += count
+    return tuple(side)
+
+
+@pytest.mark.parametrize(("anna_ahead", "drawn"), [(True, True), (False, False)])
+def test_the_assistant_accepts_a_draw_only_when_it_is_behind(config, anna_ahead: bool, drawn: bool) -> None:
+    office = PostOffice(config, LoadedDice(script=[(6, 1)]))
+    anna = Player(office, "anna@example.org", "Anna")
+    anna.write("play assistant")
+    assert "Your turn (6-1)" in str(anna.last["Subject"])
+    strong, weak = _side({1: 2}), _side({6: 5, 5: 5, 4: 5})
+    _set_board(office, Position(strong, weak) if anna_ahead else Position(weak, strong))
+    anna.reply("$remis")
+    game = office.table().game
+    assert game is not None
+    text = text_of(anna.last)
+    if drawn:
+        assert "Assistant accepted the draw." in text and game.result is not None and game.result.winner is None
+    else:
+        assert "Assistant declined the draw; the game goes on." in text
+        assert game.result is None and game.draw_offer is None and game.to_act == 0
+
+
+def test_without_bgsage_play_assistant_is_unavailable_and_friends_still_play(config, monkeypatch) -> None:
+    def broken() -> None:
+        raise ImportError("No module named 'bgbot_cpp'")
+
+    monkeypatch.setattr(pbem.assistant, "load_bgsage", broken)
+    monkeypatch.setattr(pbem.assistant, "_engines", {})
+    office = PostOffice(config, LoadedDice(seed=2))
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    anna.write("play assistant")
+    assert "The Assistant is not available on this server." in text_of(anna.last)
+    assert office.matches() == []
+    anna.write("invite ben@example.org")
+    ben.reply("accept")
+    assert office.table().status is MatchStatus.RUNNING
