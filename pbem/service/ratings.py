@@ -13,7 +13,8 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from pbem.rules import rating, scoring
-from pbem.service.conversation import Conversation, _is_assistant
+from pbem.service.assistant import is_assistant
+from pbem.service.conversation import Conversation
 from pbem.service.tables import Table
 from pbem.store.game_records import Player
 
@@ -27,7 +28,7 @@ _COLUMNS = {
 
 
 def is_rated(table: Table) -> bool:
-    return bool(table.record.options.get("rated", True)) and not any(map(_is_assistant, table.players))
+    return bool(table.record.options.get("rated", True)) and not any(map(is_assistant, table.players))
 
 
 def record_result(talk: Conversation, table: Table, result: scoring.Result, match_over: bool) -> None:
