@@ -32,7 +32,7 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
             else:
                 _boards_without_token(talk)
         case commands.Help():
-            talk.say(talk.notice("help"), table)
+            talk.say(talk.help_text(table), table)
         case commands.Vacation(days=days):
             take_vacation(talk, days, table)
         case commands.Ratings():

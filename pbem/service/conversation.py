@@ -17,8 +17,9 @@ from typing import Any
 from sqlmodel import Session
 
 from pbem.config import Config
-from pbem.mail.composing import Attachment, Letter
+from pbem.mail.composing import Attachment, InlineImage, Letter, new_content_id
 from pbem.mail.reading import IncomingMail, reply_address
+from pbem.render.board_image import board_alt, render_board_png
 from pbem.render.templating import explain, render
 from pbem.render.text_board import BoardView, LastMove, Who
 from pbem.render.text_board import Score as BoardScore
@@ -69,6 +70,9 @@ class Conversation:
     news: dict[int, News] = field(default_factory=dict)
     general: list[str] = field(default_factory=list)
     """Texts for the sender that belong to no match."""
+    erred: set[int | None] = field(default_factory=set)
+    """The matches (None: no match) whose letter to the sender explains an error: it ends with
+    the short help."""
 
     # -- recording ------------------------------------------------------------------------
 
@@ -102,6 +106,20 @@ class Conversation:
         """Tell the sender why something could not be done, in their words and numbering."""
         numbering = Numbering(self.sender.numbering)
         self.say(explain(code, details, self.language(self.sender), numbering, Colour.of_seat(seat)), table)
+        self.erred.add(None if table is None else table.id)
+
+    def help_text(self, table: Table | None, short: bool = False) -> str:
+        """The help (or its short form) with move examples in the sender's numbering.
+
+        In the fixed numbering White and Black write different numbers: a player in a game gets
+        their side's examples, a player outside one gets both.
+        """
+        seat = None if table is None else table.seat_of(self.sender)
+        if seat is not None:
+            colours = [Colour.of_seat(seat).value]
+        else:
+            colours = ["white", "black"] if self.sender.numbering == Numbering.FIXED.value else ["white"]
+        return self.notice("help_short" if short else "help", colours=colours)
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -125,6 +143,8 @@ class Conversation:
         if len(sender_tables) == 1 and general:
             sender_tables[0].for_sender[:0] = general
             general = []
+            if None in self.erred:
+                self.erred.add(sender_tables[0].table.id)
         for news in self.news.values():
             table = news.table
             sender_seat = table.seat_of(self.sender)
@@ -141,6 +161,8 @@ class Conversation:
         language = self.language(self.sender)
         if not texts:
             texts = [self.notice("nothing_to_do")]
+        if None in self.erred:
+            texts = [*texts, self.help_text(None, short=True)]
         context = self.sender_context()
         subject = str(_module("notices.txt", language, context).subject_general()).strip()
         text = render("notice.txt", language, texts=texts, **context)
@@ -149,6 +171,7 @@ class Conversation:
             to_name=self.sender.name,
             subject=subject,
             text=text,
+            html=render("notice.html", language, texts=texts, subject=subject, **context),
             language=language,
             in_reply_to=self.mail.message_id,
             references=tuple(self.mail.references),
@@ -161,11 +184,21 @@ class Conversation:
         view = game_view(table, seat, self.config, self.now)
         events = [render_event(event, table, seat, language) for event in news.events]
         texts = news.for_sender if reply else []
+        if reply and table.id in self.erred:
+            texts = [*texts, self.help_text(table, short=True)]
         notes = table.take_notes(seat)
         context = {**view, "events": events, "texts": texts, "notes": notes}
         module = _module("game.txt", language, context)
         subject = str(module.subject(news.events)).strip()
         text = render("game.txt", language, **context)
+        images: tuple[InlineImage, ...] = ()
+        context |= {"board_cid": None, "board_alt": None}
+        if view["board_view"] is not None:
+            board = InlineImage(new_content_id("board", self.config.service.address), "board.png",
+                                render_board_png(view["board_view"], language))
+            context |= {"board_cid": board.content_id, "board_alt": board_alt(view["board_view"], language)}
+            images = (board,)
+        html = render("game.html", language, subject=subject, **context)
         if reply:
             in_reply_to, references = self.mail.message_id, tuple(self.mail.references)
         else:
@@ -182,6 +215,8 @@ class Conversation:
             in_reply_to=in_reply_to,
             references=references,
             attachments=tuple(news.attachments),
+            html=html,
+            images=images,
         )
 
 
@@ -243,6 +278,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> dict[st
         "score": table.score.points if seat == 0 else table.score.points[::-1],
         "game_number": table.record.game_number,
         "board": None,
+        "board_view": None,
         "ids": None,
         "next": _next_step(table, seat),
         "example": None,
@@ -286,6 +322,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> dict[st
         last_move=_last_move(game, seat),
     )
     view["board"] = render_text_board(board_view, language)
+    view["board_view"] = board_view
     return view
 
 

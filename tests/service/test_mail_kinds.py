@@ -1,0 +1,175 @@
+"""Every kind of mail in both languages: MIME structure, inline board, headers, links, IDs, wording."""
+
+from __future__ import annotations
+
+import re
+from email.message import EmailMessage
+from html.parser import HTMLParser
+
+import pytest
+from mail_kinds import KINDS, play_every_kind
+from post_office import LoadedDice, Player, PostOffice, token_of
+
+ENGLISH = re.compile(r"\b(Hello|your|you|turn|Reply|pips|played|wins|Waiting|Match to|borne|Cube|dice|the|double "
+                     r"offered|game over|Board)\b")
+GERMAN = re.compile(r"\b(Hallo|Sie|Ihr|Ihre|Zug|Antworten|Augen|Wurf|Doppler|gewinnt|abgetragen|Brett)\b")
+GAME_KINDS = tuple(kind for kind in KINDS if kind != "help")
+
+
+@pytest.fixture(scope="module", params=["en", "de"])
+def mails(request, tmp_path_factory) -> tuple[str, dict[str, EmailMessage]]:
+    from pbem.config import load_config
+
+    data = tmp_path_factory.mktemp("kinds") / "pbem-data"
+    data.mkdir()
+    config_file = data.parent / "pbem.toml"
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data}"\n', encoding="utf-8")
+    return request.param, play_every_kind(load_config(config_file), request.param)
+
+
+class _Tags(HTMLParser):
+    """The tags and attributes of an HTML part, and its visible text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self._skip = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._skip = tag == "title"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._skip = False
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.text.append(data)
+
+
+def parts(mail: EmailMessage) -> list[str]:
+    return [part.get_content_type() for part in mail.walk()]
+
+
+def html_of(mail: EmailMessage) -> _Tags:
+    body = mail.get_body(preferencelist=("html",))
+    assert body is not None
+    tags = _Tags()
+    tags.feed(body.get_content())
+    return tags
+
+
+def test_every_game_mail_is_text_and_html_with_the_board_inline(mails) -> None:
+    language, by_kind = mails
+    for kind in GAME_KINDS:
+        mail = by_kind[kind]
+        with_board = kind != "invitation"
+        related = ["multipart/related", "text/html", "image/png"] if with_board else ["text/html"]
+        expected = ["multipart/alternative", "text/plain", *related]
+        if kind == "match_over":
+            expected = ["multipart/mixed", *expected, "text/plain"]
+        assert parts(mail) == expected, (kind, parts(mail))
+        html = html_of(mail)
+        images = [attrs for tag, attrs in html.tags if tag == "img"]
+        if not with_board:
+            assert images == []
+            continue
+        (image,) = images
+        assert str(image["src"]).startswith("cid:") and image["alt"], kind
+        (png,) = [part for part in mail.walk() if part.get_content_type() == "image/png"]
+        assert png["Content-ID"] == f"<{str(image['src'])[4:]}>"
+        assert png.get_content_disposition() == "inline" and png.get_content().startswith(b"\x89PNG")
+        related_part = next(part for part in mail.walk() if part.get_content_type() == "multipart/related")
+        assert related_part.get_param("type") == "text/html"
+        assert not any(str(attrs.get("src", "")).startswith(("http", "data:")) for _, attrs in html.tags)
+
+
+def test_headers_threads_and_identifiers(mails) -> None:
+    language, by_kind = mails
+    for kind, mail in by_kind.items():
+        assert mail["Content-Language"] == language, kind
+        assert mail["Auto-Submitted"] == "auto-replied" and mail["Message-ID"]
+        assert (mail["In-Reply-To"] is None) == (kind == "invitation"), "the first mail of Ben's thread"
+        if mail["In-Reply-To"]:
+            assert str(mail["References"]).split()[-1] == mail["In-Reply-To"]
+        assert str(mail["Subject"]).startswith("[Backgammon] ")
+        if kind == "help":
+            assert token_of(mail) is None
+            continue
+        token = token_of(mail)
+        assert token and token in mail["Message-ID"], kind
+        if kind != "invitation":
+            text = mail.get_body(preferencelist=("plain",)).get_content()
+            html_text = "".join(html_of(mail).text)
+            ids = re.search(r"^Position ID: (\S+)\nMatch ID: (\S+)$", text, re.MULTILINE)
+            assert ids and f"Position ID: {ids.group(1)}" in html_text and f"Match ID: {ids.group(2)}" in html_text
+
+
+def test_subjects_tell_the_state(mails) -> None:
+    language, by_kind = mails
+    subjects = {kind: str(mail["Subject"]) for kind, mail in by_kind.items()}
+    expected = {
+        "en": {"invitation": "Anna – Ben: Invitation from Anna", "waiting": "Anna – Ben: Waiting for Anna",
+               "your_turn": "Anna – Ben: Your turn (3-1)", "cube_offered": "Ben doubles to 2: double offered",
+               "game_over": "game over: Ben wins a single game – Your turn (5-2)",
+               "match_over": "match over: you win 4-0"},
+        "de": {"invitation": "Anna – Ben: Einladung von Anna", "waiting": "Anna – Ben: Warten auf Anna",
+               "your_turn": "Anna – Ben: Sie sind am Zug (3-1)", "cube_offered": "Ben doppelt auf 2: Doppler angeboten",
+               "game_over": "Spielende: Ben gewinnt einfach – Sie sind am Zug (5-2)",
+               "match_over": "Match beendet: Sie gewinnen 4-0"},
+    }[language]
+    for kind, words in expected.items():
+        assert subjects[kind].endswith(words), (kind, subjects[kind])
+
+
+def test_invitation_links_answer_in_one_click(mails) -> None:
+    language, by_kind = mails
+    mail = by_kind["invitation"]
+    links = [attrs["href"] for tag, attrs in html_of(mail).tags if tag == "a"]
+    words = ("accept", "decline") if language == "en" else ("annehmen", "ablehnen")
+    assert links == [f"mailto:backgammon+{token_of(mail)}@localhost?subject={word}" for word in words]
+
+
+def test_wrong_move_help_and_match_end(mails) -> None:
+    language, by_kind = mails
+    wrong = by_kind["wrong_move"].get_body(preferencelist=("plain",)).get_content()
+    short = "In short: write your move" if language == "en" else "Kurz: schreiben Sie Ihren Zug"
+    assert short in wrong and ("24/18 13/9 or 24-18 13-9" in wrong or "24/18 13/9 oder 24-18 13-9" in wrong)
+    assert short not in by_kind["your_turn"].get_body(preferencelist=("plain",)).get_content()
+    help_text = by_kind["help"].get_body(preferencelist=("plain",)).get_content()
+    assert ("bar/22" in help_text and "-22" in help_text and "6/off" in help_text and "6-" in help_text)
+    assert short not in help_text
+    over = by_kind["match_over"]
+    text = over.get_body(preferencelist=("plain",)).get_content()
+    assert ("4 to 0" in text) if language == "en" else ("4 zu 0" in text)
+    (mat,) = [part for part in over.iter_attachments() if (part.get_filename() or "").endswith(".mat")]
+    assert "3 point match" in mat.get_content() and "Game 2" in mat.get_content()
+
+
+def test_no_words_of_the_other_language(mails) -> None:
+    language, by_kind = mails
+    foreign = ENGLISH if language == "de" else GERMAN
+    for kind, mail in by_kind.items():
+        text = mail.get_body(preferencelist=("plain",)).get_content()
+        if kind == "help":  # the help lists the commands of the other language, on its last line
+            text = text.rsplit("\n", 2)[0]
+        for shown in (text, "".join(html_of(mail).text), str(mail["Subject"])):
+            found = foreign.findall(shown.replace("Match ID", "").replace("Position ID", ""))
+            assert not found, (kind, found)
+
+
+def test_nothing_a_player_writes_becomes_markup(config) -> None:
+    office = PostOffice(config, LoadedDice(seed=3))
+    anna = Player(office, "anna@example.org", '"Anna <b>bold</b>"')  # quoted in From, as mail clients do
+    ben = Player(office, "ben@example.org", '"Ben <img src=x> & Co"')
+    anna.write("invite ben@example.org")
+    office.dice.load((3, 1))
+    ben.reply("accept\n<script>alert(1)</script>")
+    mail = anna.last
+    assert "<script>alert(1)</script>" in mail.get_body(preferencelist=("plain",)).get_content(), "the note"
+    html = mail.get_body(preferencelist=("html",)).get_content()
+    assert "<script>" not in html and "<img src=x" not in html and "<b>bold</b>" not in html
+    assert "&lt;script&gt;" in html and "&lt;b&gt;bold&lt;/b&gt;" in html and "&lt;img src=x&gt; &amp; Co" in html
+    assert [tag for tag, _ in html_of(mail).tags].count("img") == 1
+    assert "\n" not in str(mail["Subject"]).strip()
