@@ -31,6 +31,7 @@ from pbem.rules.moves import apply_play, legal_plays
 from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.service import clocks
 from pbem.service.assistant import NAMES as ASSISTANT_NAMES
+from pbem.service.assistant import is_assistant
 from pbem.service.dice import DiceRoller
 from pbem.service.tables import Table
 from pbem.store.game_records import MatchStatus, Player
@@ -151,7 +152,7 @@ class Conversation:
             for seat in (0, 1):
                 if seat == sender_seat:
                     result.append((self.sender, table, self._game_letter(news, seat, reply=True)))
-                elif seat in news.notify and not _is_assistant(table.players[seat]):
+                elif seat in news.notify and not is_assistant(table.players[seat]):
                     result.append((table.players[seat], table, self._game_letter(news, seat, reply=False)))
         if general or not any(player.id == self.sender.id for player, _, _ in result):
             result.append((self.sender, None, self._general_letter(general)))
@@ -220,13 +221,9 @@ class Conversation:
         )
 
 
-def _is_assistant(player: Player) -> bool:
-    return player.address.startswith("assistant@") and player.address.endswith(".invalid")
-
-
 def shown_name(player: Player, language: str) -> str:
     """The name a letter shows: the Assistant's in the reader's language, else the display name."""
-    return ASSISTANT_NAMES.get(language, player.display_name) if _is_assistant(player) else player.display_name
+    return ASSISTANT_NAMES.get(language, player.display_name) if is_assistant(player) else player.display_name
 
 
 def _module(template: str, language: str, context: dict[str, Any]) -> Any:
