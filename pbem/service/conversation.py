@@ -298,7 +298,9 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> dict[st
     view["crawford"] = game.crawford
     view["ids"] = {"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))}
     board = game.board if game.seat == seat else game.board.swap()
-    score_points = game.score if seat == 0 else game.score[::-1]
+    # The score before this game, except after the last game, when the final score stands.
+    points = table.score.points if table.status is MatchStatus.FINISHED else game.score
+    score_points = points if seat == 0 else points[::-1]
     board_view = BoardView(
         position=board,
         numbering=numbering,
