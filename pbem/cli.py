@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_mail_commands(commands: argparse._SubParsersAction) -> None:
-    """`serve`, `send` and `outbox`; their modules load only when one of them runs."""
+    """`serve`, `send`, `outbox` and `check`; their modules load only when one of them runs."""
     serve = commands.add_parser("serve", help="run the mail daemon until SIGTERM/SIGINT")
     serve.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
     serve.set_defaults(run=_serve)
@@ -72,6 +72,10 @@ def _add_mail_commands(commands: argparse._SubParsersAction) -> None:
     outbox.add_argument("--last", action="store_true", help="print the latest mail instead of the list")
     outbox.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
     outbox.set_defaults(run=_outbox)
+    check = commands.add_parser(
+        "check", help="try the [imap] and [smtp] settings: connect, TLS, log in, open the mailbox; send nothing")
+    check.add_argument("--config", type=Path, required=True, help="TOML config file")
+    check.set_defaults(run=_check)
 
 
 def _add_operator_commands(commands: argparse._SubParsersAction) -> None:
@@ -104,6 +108,12 @@ def _send(args: argparse.Namespace) -> int:
     from pbem.mail.local_client import run_send
 
     return run_send(args.config, args.sender, args.subject, args.text, args.reply_to)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from pbem.mail.check import run_check
+
+    return run_check(args.config)
 
 
 def _outbox(args: argparse.Namespace) -> int:

@@ -191,6 +191,7 @@ def run_serve(config_path: Path | None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    logging.getLogger("aioimaplib").setLevel(logging.WARNING)  # it logs every untagged response at INFO
     try:
         config = load_config(config_path)
         handler = application_handler(config)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass, field
+from datetime import datetime
+from email.errors import HeaderParseError
+from email.header import decode_header, make_header
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
-from datetime import datetime
 
 from pbem.mail.reading import TOKEN_PATTERN, reply_address
 
@@ -137,6 +139,16 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
 def _one_line(text: str) -> str:
     """Header text with every line break and control character folded to a space.
 
-    A name or subject taken from a player can never start a header of its own.
+    A name or subject taken from a player can never start a header of its own. RFC 2047 encoded
+    words are decoded first (they may hide a line break that Python's header folding would write
+    out decoded), and any left over are broken up.
     """
-    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    for _ in range(3):
+        try:
+            decoded = str(make_header(decode_header(text)))
+        except (HeaderParseError, LookupError, UnicodeError):
+            break
+        if decoded == text:
+            break
+        text = decoded
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split()).replace("=?", "= ?")

@@ -1,6 +1,6 @@
 """Where outgoing mail goes: a small async interface and its local Maildir implementation.
 
-SMTP plugs in behind the same two methods. A sink may be asked to send a mail again after a crash,
+SMTP (`pbem.mail.smtp`) plugs in behind the same two methods. A sink may be asked to send a mail again after a crash,
 so the Maildir sink names each file after the Message-ID: a resend replaces, never duplicates.
 """
 
@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from pbem.config import Config, ConfigError
+from pbem.config import Config
 from pbem.mail.reading import message_id_of
 from pbem.mail.sources import ensure_maildir
 
@@ -24,10 +24,11 @@ class OutboundSink(Protocol):
 
 
 def open_outbound_sink(config: Config) -> OutboundSink:
-    """The sink the configuration asks for."""
+    """The sink the configuration asks for: the `[smtp]` server, else the local Maildir outbox."""
     if config.smtp is not None:
-        raise ConfigError(f"{config.source}: [smtp] is not supported by this version; "
-                          "leave it out to use the local outbox")
+        from pbem.mail.smtp import SmtpSink
+
+        return SmtpSink(config.smtp)
     return MaildirSink(config.outbox_dir)
 
 

@@ -1,6 +1,6 @@
 """Where incoming mail comes from: a small async interface and its local Maildir implementation.
 
-The daemon only ever talks to `InboundSource`; IMAP plugs in behind the same five methods. A
+The daemon only ever talks to `InboundSource`; IMAP (`pbem.mail.imap`) plugs in behind the same five methods. A
 message is marked done only after the transaction that applied it has committed.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pbem.config import Config, ConfigError
+from pbem.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +48,11 @@ class InboundSource(Protocol):
 
 
 def open_inbound_source(config: Config) -> InboundSource:
-    """The source the configuration asks for."""
+    """The source the configuration asks for: the `[imap]` mailbox, else the local Maildir inbox."""
     if config.imap is not None:
-        raise ConfigError(f"{config.source}: [imap] is not supported by this version; "
-                          "leave it out to use the local inbox")
+        from pbem.mail.imap import ImapSource  # imap.py builds on this module
+
+        return ImapSource(config.imap)
     return MaildirSource(config.inbox_dir)
 
 

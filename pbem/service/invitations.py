@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from pbem import commands
 from pbem.mail.reading import new_token
@@ -75,6 +75,10 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
     if is_service_address(address, talk.config.service.address):
         talk.say_template("cannot_invite_service")
         return
+    limit = talk.config.limits.invitations_per_day
+    if limit and _matches_opened_in_a_day(talk) >= limit:
+        talk.say_template("invitation_limit", limit=limit, address=address)
+        return
     invitee = player_for(talk.session, address)
     if invitee.refuses_invitations:
         talk.say_template("invitee_refuses", address=address)
@@ -90,6 +94,16 @@ def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
     players = (talk.sender, assistant.assistant_player(talk.session))
     table = _open_match(talk, players, replace(options, rated=False))
     accept(talk, table, 1)
+
+
+def _matches_opened_in_a_day(talk: Conversation) -> int:
+    """Invitations and rematches the sender sent to people (not the Assistant) in the 24 hours
+    before this mail: the rate limit that keeps the service from mailing strangers in bulk."""
+    since = talk.now - timedelta(days=1)
+    query = (select(MatchRecord.id).join(Player, col(Player.id) == MatchRecord.player1_id)
+             .where(MatchRecord.player0_id == talk.sender.id, MatchRecord.created_at > since,
+                    Player.address != assistant.ADDRESS))
+    return len(talk.session.exec(query).all())
 
 
 def _open_match(

@@ -1,0 +1,79 @@
+"""`pbem check`: try the configured IMAP and SMTP servers the way the daemon will use them.
+
+Connects, secures the connection, logs in and opens the mailbox, and sends nothing. Each server
+gets one line: OK with what was found, or what is wrong in plain words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from pbem.config import Config, ConfigError, ImapConfig, SmtpConfig, load_config
+from pbem.mail.connecting import explain
+from pbem.mail.imap import DONE_FOLDER, FAILED_FOLDER, ImapSession
+from pbem.mail.smtp import SmtpSink
+
+TIMEOUT = 10.0
+EXIT_PROBLEM = 1
+EXIT_CONFIG_ERROR = 2
+
+
+async def check_imap(config: ImapConfig) -> str:
+    session = await ImapSession.open(config, TIMEOUT)
+    try:
+        wake = "IDLE offered: new mail is read at once" if session.can_idle else \
+            f"no IDLE: the mailbox is polled every {config.poll_interval:g} s"
+        if not config.idle:
+            wake = f"idle = false: the mailbox is polled every {config.poll_interval:g} s"
+        return (f"logged in as {config.username}; mailbox {config.mailbox!r} holds {session.exists} mail(s); "
+                f"{wake}; done mail goes to {session.folder(DONE_FOLDER)}, unreadable mail to "
+                f"{session.folder(FAILED_FOLDER)}")
+    finally:
+        await session.close()
+
+
+async def check_smtp(config: SmtpConfig) -> str:
+    client = await SmtpSink(config, TIMEOUT).connect()
+    try:
+        await client.noop()
+    finally:
+        client.close()
+    login = f"logged in as {config.username}" if config.username else "no login configured"
+    return f"connected; {login}; nothing was sent"
+
+
+async def check_all(config: Config, out: TextIO) -> bool:
+    """Print one line per server; True when every configured server works."""
+    fine = True
+    if config.imap is None:
+        print(f"IMAP: not configured; the local Maildir inbox {config.inbox_dir} is read", file=out)
+    else:
+        imap = config.imap
+        try:
+            print(f"IMAP {imap.host}:{imap.port} ({imap.security}): OK: {await check_imap(imap)}", file=out)
+        except Exception as exc:
+            fine = False
+            print(f"{explain(exc, 'IMAP', imap.host, imap.port, imap.security)}", file=out)
+    if config.smtp is None:
+        print(f"SMTP: not configured; mail is put into the local Maildir outbox {config.outbox_dir}", file=out)
+    else:
+        smtp = config.smtp
+        try:
+            print(f"SMTP {smtp.host}:{smtp.port} ({smtp.security}): OK: {await check_smtp(smtp)}", file=out)
+        except Exception as exc:
+            fine = False
+            print(f"{explain(exc, 'SMTP', smtp.host, smtp.port, smtp.security)}", file=out)
+    return fine
+
+
+def run_check(config_path: Path, out: TextIO = sys.stdout) -> int:
+    """0 when the configured servers work, 1 when one does not, 2 for an unusable config file."""
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        print(f"pbem check: {exc}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    return 0 if asyncio.run(check_all(config, out)) else EXIT_PROBLEM

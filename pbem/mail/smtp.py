@@ -1,0 +1,104 @@
+"""Outgoing mail over SMTP (aiosmtplib): the `OutboundSink` for a real mail server.
+
+One connection is kept open between mails and opened again when the server dropped it. Any
+refusal raises, so the pipeline retries the mail later with growing back-off, under the same
+Message-ID. A mail accepted for some recipients and refused for others counts as sent (retrying
+would send it twice to the first), and the refusal is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import ssl
+
+import aiosmtplib
+
+from pbem.config import SmtpConfig
+from pbem.mail.connecting import LoginRefused, MailServerError
+
+log = logging.getLogger(__name__)
+
+TIMEOUT = 60.0
+
+_LINE_END = re.compile(rb"\r?\n")
+
+
+def with_crlf(raw: bytes) -> bytes:
+    """SMTP wants CRLF line ends (RFC 5321 2.3.8); stored mails have plain LF."""
+    return _LINE_END.sub(b"\r\n", raw)
+
+
+class SmtpSink:
+    """Sends each mail through the configured server (ssl, starttls or none; login when configured)."""
+
+    def __init__(self, config: SmtpConfig, timeout: float = TIMEOUT) -> None:
+        self.config = config
+        self.timeout = timeout
+        self._client: aiosmtplib.SMTP | None = None
+
+    def __repr__(self) -> str:
+        config = self.config
+        login = f"{config.username}@" if config.username else ""
+        return f"SmtpSink({login}{config.host}:{config.port} {config.security})"
+
+    async def connect(self) -> aiosmtplib.SMTP:
+        """A connected (and logged-in) client; MailServerError or an OSError/SSLError says what failed."""
+        config = self.config
+        context = ssl.create_default_context() if config.security != "none" else None
+        client = aiosmtplib.SMTP(hostname=config.host, port=config.port, timeout=self.timeout,
+                                 use_tls=config.security == "ssl", start_tls=config.security == "starttls",
+                                 tls_context=context)
+        try:
+            await client.connect()
+        except aiosmtplib.SMTPConnectError as exc:
+            raise (exc.__cause__ if isinstance(exc.__cause__, OSError) else exc) from None
+        except aiosmtplib.SMTPConnectTimeoutError as exc:
+            raise TimeoutError(str(exc)) from None
+        if config.username is not None and config.password is not None:
+            try:
+                await client.login(config.username, config.password.reveal())
+            except aiosmtplib.SMTPAuthenticationError as exc:
+                client.close()
+                raise LoginRefused(f"login as {config.username} refused ({exc.code} {exc.message}); "
+                                   "check username and password") from None
+            except aiosmtplib.SMTPException as exc:
+                client.close()
+                raise MailServerError(f"login as {config.username} not possible ({exc})") from None
+        return client
+
+    async def send(self, raw: bytes, sender: str, recipients: list[str]) -> None:
+        if self._client is None or not self._client.is_connected:
+            self._client = await self.connect()
+        try:
+            errors, _ = await self._client.sendmail(sender, recipients, with_crlf(raw))
+        except aiosmtplib.SMTPServerDisconnected:
+            self._client = None
+            raise
+        except aiosmtplib.SMTPResponseException:
+            await self._reset()
+            raise
+        for recipient, (code, message) in errors.items():
+            log.warning("SMTP: %s refused %s (%d %s); the others got the mail", self.config.host, recipient,
+                        code, message)
+
+    async def _reset(self) -> None:
+        """After a refusal the session may be mid-transaction: start the next mail afresh."""
+        try:
+            if self._client is not None:
+                await self._client.rset()
+        except aiosmtplib.SMTPException:
+            self.close_now()
+
+    def close_now(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    async def close(self) -> None:
+        if self._client is not None and self._client.is_connected:
+            try:
+                await self._client.quit()
+            except aiosmtplib.SMTPException:
+                pass
+        self.close_now()

@@ -1,0 +1,171 @@
+"""Connecting to the mail servers: TLS both ways, logins, failures told in plain words, passwords
+never logged, and `pbem check`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+from conftest import SERVICE, write_config
+from mail_servers import Dovecot, SmtpServer, free_port
+
+from pbem.config import ImapConfig, Secret, SmtpConfig
+from pbem.mail.connecting import LoginRefused
+from pbem.mail.imap import ImapSource
+from pbem.mail.smtp import SmtpSink
+
+WRONG = "Tr0ub4dor&3-not-the-password"
+
+
+@pytest.fixture
+def tls_dovecot(monkeypatch) -> Iterator[Dovecot]:
+    """Dovecot with SSL and STARTTLS; its self-signed certificate is trusted through SSL_CERT_FILE."""
+    server = Dovecot(dict([SERVICE]), tls=True)
+    server.start()
+    monkeypatch.setenv("SSL_CERT_FILE", str(server.cert))
+    yield server
+    server.remove()
+
+
+def imap_config(dovecot: Dovecot, **changes) -> ImapConfig:
+    config = ImapConfig(host="127.0.0.1", port=dovecot.port, security="none", username=SERVICE[0],
+                        password=Secret(SERVICE[1]))
+    return replace(config, **changes)
+
+
+async def read_and_put_away(config: ImapConfig) -> bytes:
+    source = ImapSource(config, timeout=5)
+    try:
+        (message,) = await source.fetch()
+        await source.mark_done(message.key)
+        assert await source.fetch() == []
+        return message.raw
+    finally:
+        await source.close()
+
+
+@pytest.mark.parametrize("security", ["ssl", "starttls"])
+def test_imap_over_tls(tls_dovecot, security):
+    tls_dovecot.deliver(SERVICE[0], b"Subject: over TLS\r\nMessage-ID: <tls@example.org>\r\n\r\nroll\r\n")
+    port = tls_dovecot.ssl_port if security == "ssl" else tls_dovecot.port
+    config = imap_config(tls_dovecot, host="localhost", port=port, security=security)
+    assert b"over TLS" in asyncio.run(read_and_put_away(config))
+    assert len(tls_dovecot.messages(SERVICE[0], "pbem.done")) == 1
+
+
+def test_smtp_with_starttls_and_login_sends_crlf_lines(tls_dovecot):
+    server = SmtpServer(login=("pbem", "smtp-secret"), tls=(tls_dovecot.cert, tls_dovecot.cert.with_name("key.pem")))
+    server.start()
+    try:
+        sink = SmtpSink(SmtpConfig(host="localhost", port=server.port, security="starttls", username="pbem",
+                                   password=Secret("smtp-secret")), timeout=5)
+
+        async def send() -> None:
+            await sink.send(b"Subject: hi\nMessage-ID: <one@localhost>\n\nline 1\nline 2\n", "backgammon@localhost",
+                            ["anna@example.org"])
+            await sink.close()
+
+        asyncio.run(send())
+        (mail,) = server.recorder.received
+        assert mail.recipients == ("anna@example.org",)
+        assert b"line 1\r\nline 2\r\n" in mail.raw and b"Subject: hi\r\n" in mail.raw
+    finally:
+        server.stop()
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_wrong_smtp_password_raises_in_plain_words_without_the_password(caplog):
+    caplog.set_level(logging.DEBUG)
+    server = SmtpServer(login=("pbem", "smtp-secret"))
+    server.start()
+    try:
+        sink = SmtpSink(SmtpConfig(host="127.0.0.1", port=server.port, security="none", username="pbem",
+                                   password=Secret(WRONG)), timeout=5)
+        with pytest.raises(LoginRefused, match="login as pbem refused .*check username and password") as caught:
+            asyncio.run(sink.send(b"Subject: x\n\nx\n", "backgammon@localhost", ["anna@example.org"]))
+        assert WRONG not in str(caught.value) and WRONG not in caplog.text
+        assert server.recorder.received == []
+    finally:
+        server.stop()
+
+
+def test_wrong_imap_password_one_clear_line_then_retries_until_it_works(dovecot, caplog):
+    """The daemon's source keeps trying with back-off; the log says it once and never shows the password."""
+    caplog.set_level(logging.DEBUG)
+    dovecot.deliver(SERVICE[0], b"Subject: waiting\r\nMessage-ID: <w@example.org>\r\n\r\nroll\r\n")
+    source = ImapSource(imap_config(dovecot, password=Secret(WRONG)), timeout=5)
+
+    async def keep_reading() -> list:
+        deadline = time.monotonic() + 10
+        attempts = 0
+        try:
+            while time.monotonic() < deadline:
+                if messages := await source.fetch():
+                    return messages
+                attempts += 1
+                if attempts == 2:  # the operator gives the account this password and restarts the server
+                    dovecot.users[SERVICE[0]] = WRONG
+                    (dovecot.root / "passwd").write_text(f"{SERVICE[0]}:{{PLAIN}}{WRONG}\n")
+                    dovecot.restart()
+                await source.wait_for_mail(1)
+            return []
+        finally:
+            await source.close()
+
+    messages = asyncio.run(keep_reading())
+    assert [message.raw.split(b"\r\n")[0] for message in messages] == [b"Subject: waiting"]
+    errors = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert len(errors) == 1, [record.getMessage() for record in errors]
+    assert f"login as {SERVICE[0]} refused" in errors[0].getMessage()
+    assert "check username and password" in errors[0].getMessage()
+    assert any("connected again" in record.getMessage() for record in caplog.records)
+    assert WRONG not in caplog.text
+
+
+def pbem_check(config_path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pbem.cli", "check", "--config", str(config_path)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_check_says_ok_for_working_servers(data_dir, dovecot, smtp_server):
+    result = pbem_check(write_config(data_dir, dovecot, smtp_server))
+    assert result.returncode == 0, result.stdout + result.stderr
+    imap_line, smtp_line = result.stdout.splitlines()
+    assert imap_line.startswith(f"IMAP 127.0.0.1:{dovecot.port} (none): OK: logged in as {SERVICE[0]}")
+    assert "IDLE offered" in imap_line and "pbem.done" in imap_line
+    assert smtp_line.startswith(f"SMTP 127.0.0.1:{smtp_server.port} (none): OK: connected")
+    assert smtp_server.recorder.received == []
+
+
+@pytest.mark.parametrize("imap, says", [
+    ({"port": "closed"}, "connection refused, nothing listens there; check host and port"),
+    ({"host": "no-such-host.invalid"}, "the host name 'no-such-host.invalid' cannot be resolved; check host"),
+    ({"password": WRONG}, "login as backgammon@localhost refused"),
+    ({"mailbox": "Nowhere"}, "mailbox 'Nowhere' cannot be opened"),
+    ({"security": "ssl"}, "TLS handshake failed"),
+])
+def test_check_says_what_is_wrong(data_dir, dovecot, smtp_server, imap, says):
+    if imap.get("port") == "closed":
+        imap = {"port": free_port()}
+    result = pbem_check(write_config(data_dir, dovecot, smtp_server, imap=imap))
+    assert result.returncode == 1
+    imap_line, smtp_line = result.stdout.splitlines()
+    assert imap_line.startswith("IMAP ") and says in imap_line, imap_line
+    assert smtp_line.startswith("SMTP ") and ": OK: " in smtp_line
+    assert WRONG not in result.stdout + result.stderr
+
+
+def test_check_names_a_refused_smtp_server_and_a_bad_config(data_dir, dovecot, smtp_server):
+    path = write_config(data_dir, dovecot, smtp_server)
+    path.write_text(path.read_text().replace(f"port = {smtp_server.port}", f"port = {free_port()}"))
+    result = pbem_check(path)
+    assert result.returncode == 1 and "SMTP 127.0.0.1:" in result.stdout and "connection refused" in result.stdout
+    path.write_text(path.read_text().replace('security = "none"\n\n', 'security = "tls"\n\n'))
+    result = pbem_check(path)
+    assert result.returncode == 2 and "[smtp] security: must be ssl | starttls | none" in result.stderr
