@@ -169,3 +169,48 @@ def test_check_names_a_refused_smtp_server_and_a_bad_config(data_dir, dovecot, s
     path.write_text(path.read_text().replace('security = "none"\n\n', 'security = "tls"\n\n'))
     result = pbem_check(path)
     assert result.returncode == 2 and "[smtp] security: must be ssl | starttls | none" in result.stderr
+
+
+def test_where_mail_cannot_be_moved_it_is_flagged_and_skipped(dovecot, caplog):
+    """A file where the folder should be makes CREATE fail; the mails stay, flagged, and are not read again."""
+    for number in (1, 2):
+        dovecot.deliver(SERVICE[0], f"Subject: {number}\r\nMessage-ID: <{number}@example.org>\r\n\r\nroll\r\n".encode())
+    (dovecot.root / "mail" / SERVICE[0] / ".pbem.done").write_text("in the way")
+    source = ImapSource(imap_config(dovecot), timeout=5)
+
+    async def put_away() -> list:
+        try:
+            for message in await source.fetch():
+                await source.mark_done(message.key)
+            return await source.fetch()
+        finally:
+            await source.close()
+
+    assert asyncio.run(put_away()) == []
+    assert len(dovecot.messages(SERVICE[0])) == 2
+    client = dovecot.client(SERVICE[0])
+    client.select("INBOX")
+    assert client.uid("SEARCH", "KEYWORD", "$PbemDone")[1][0].split() == [b"1", b"2"]
+    client.logout()
+    errors = [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "cannot move mail to pbem.done" in errors[0] and "flagging it $PbemDone" in errors[0]
+
+
+def test_failed_mail_goes_to_pbem_failed_with_the_reason_logged(dovecot, caplog):
+    dovecot.deliver(SERVICE[0], b"Subject: garbled\r\nMessage-ID: <bad@example.org>\r\n\r\n\xff\xfe\r\n")
+    dovecot.deliver(SERVICE[0], b"Subject: fine\r\nMessage-ID: <good@example.org>\r\n\r\nroll\r\n")
+    source = ImapSource(imap_config(dovecot), timeout=5)
+
+    async def shunt_the_first() -> list:
+        try:
+            bad, good = await source.fetch()
+            await source.mark_failed(bad.key, "UnicodeDecodeError: cannot read the body")
+            return await source.fetch()
+        finally:
+            await source.close()
+
+    (left,) = asyncio.run(shunt_the_first())
+    assert b"<good@example.org>" in left.raw
+    (failed,) = dovecot.messages(SERVICE[0], "pbem.failed")
+    assert b"<bad@example.org>" in failed
+    assert any("cannot read the body" in record.getMessage() for record in caplog.records)

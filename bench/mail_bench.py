@@ -1,0 +1,158 @@
+"""How fast the whole mail pipeline is against a local Dovecot and aiosmtpd, next to a bare client.
+
+    python bench/mail_bench.py [--games 10] [--rounds 4] [--latency-moves 20] [--seed 1]
+
+Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
+(tests/mail_server/mail_servers.py), started privately on loopback ports.
+
+- pipeline: `--games` games are running; in each round the player to act in every game mails
+  a move at once (roll, take or a move, as a player would answer). The figure is moves per
+  second from the first delivery to the last answer accepted by the SMTP server: IMAP IDLE →
+  fetch → the game service applies the move in one transaction → commit → move to pbem/done →
+  the answers (usually two) sent by SMTP.
+- latency: one move at a time, from its delivery (the APPEND) to its answer accepted by the
+  SMTP server, with IDLE on: p50 and p95.
+- bare client: the same IMAP and SMTP operations with aioimaplib and aiosmtplib and no service
+  (deliver the same number of mails, NOOP + UID SEARCH, UID FETCH and UID MOVE each, two mails
+  sent by SMTP each), as moves per second; then the ratio.
+
+Dovecot reports new mail to an IDLE session about half a second after it arrives, so that is
+the floor of the latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from email.message import EmailMessage
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "mail_server"))
+
+from aioimaplib import aioimaplib  # noqa: E402
+import aiosmtplib  # noqa: E402
+from conftest import SERVICE, write_config  # noqa: E402
+from live_office import LivePostOffice  # noqa: E402
+from mail_servers import Dovecot, SmtpServer, crlf  # noqa: E402
+from post_office import LoadedDice, Player  # noqa: E402
+
+from pbem.config import load_config  # noqa: E402
+from pbem.mail.local_client import compose_reply  # noqa: E402
+from pbem.store.game_records import MatchStatus  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=10, help="games played side by side (default 10)")
+    parser.add_argument("--rounds", type=int, default=4, help="moves mailed in each game (default 4)")
+    parser.add_argument("--latency-moves", type=int, default=20, help="moves timed one by one (default 20)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the dice (default 1)")
+    args = parser.parse_args()
+    dovecot, smtp = Dovecot(dict([SERVICE])), SmtpServer()
+    dovecot.start()
+    smtp.start()
+    try:
+        data_dir = Path(tempfile.mkdtemp(prefix="pbem-bench-")) / "data"
+        data_dir.mkdir()
+        config = load_config(write_config(data_dir, dovecot, smtp, extra="[limits]\ninvitations_per_day = 0\n"))
+        office = LivePostOffice(config, dovecot, smtp, LoadedDice(seed=args.seed))
+        moves, seconds, latencies = office.run(lambda: play(office, args.games, args.rounds, args.latency_moves))
+        bare_moves, bare_seconds = asyncio.run(bare_client(dovecot, smtp, moves))
+    finally:
+        smtp.stop()
+        dovecot.remove()
+    rate, bare_rate = moves / seconds, bare_moves / bare_seconds
+    print(f"pipeline:    {moves} moves in {seconds:.2f} s = {rate:.1f} moves/s "
+          f"({args.games} games, {args.rounds} rounds, IDLE on)")
+    print(f"latency:     delivery → answer sent, {len(latencies)} moves one by one: "
+          f"p50 {percentile(latencies, 50) * 1000:.0f} ms, p95 {percentile(latencies, 95) * 1000:.0f} ms")
+    print(f"bare client: {bare_moves} moves' IMAP and SMTP operations in {bare_seconds:.2f} s = {bare_rate:.1f} moves/s")
+    print(f"ratio:       pipeline / bare client = {rate / bare_rate:.2f}")
+
+
+def play(office: LivePostOffice, games: int, rounds: int, latency_moves: int) -> tuple[int, float, list[float]]:
+    """Runs in the worker thread while the daemon serves: set up, burst rounds, then one by one."""
+    pairs = []
+    for number in range(games):
+        inviter = Player(office, f"white{number}@example.org", f"White {number}")
+        invitee = Player(office, f"black{number}@example.org", f"Black {number}")
+        inviter.write(f"invite {invitee.address} match 15")
+        invitee.reply("accept")
+        pairs.append((office.matches()[-1].id, (inviter, invitee)))
+    moves, started = 0, time.monotonic()
+    for _ in range(rounds):
+        batch = [mail for match_id, players in pairs if (mail := next_move(office, match_id, players)) is not None]
+        for player, message in batch:
+            player.outbox.append(message)
+            office.dovecot.deliver(SERVICE[0], message)
+        office.settle()
+        office.file(office.collect())
+        moves += len(batch)
+    seconds = time.monotonic() - started
+    latencies = []
+    match_id, players = pairs[0]
+    for _ in range(latency_moves):
+        found = next_move(office, match_id, players)
+        if found is None:
+            break
+        player, message = found
+        player.post(message)
+        answer = next(mail for mail in reversed(office.smtp.recorder.received)
+                      if f"In-Reply-To: {message['Message-ID']}".encode() in mail.raw)
+        latencies.append(answer.at - office.delivered_at[str(message["Message-ID"])])
+    return moves, seconds, latencies
+
+
+def next_move(office: LivePostOffice, match_id: int, players: tuple[Player, Player]) -> tuple[Player, EmailMessage] | None:
+    """The mail the player to act would write now (None when the match is over)."""
+    table = office.table(match_id)
+    if table.status is not MatchStatus.RUNNING or table.game is None or table.game.to_act is None:
+        return None
+    seat = table.game.to_act
+    player = players[seat]
+    last = player.last_of(table.token(seat))
+    command = player.next_command(seat, last) if last is not None else None
+    return None if command is None else (player, compose_reply(player.sender, last, command))
+
+
+async def bare_client(dovecot: Dovecot, smtp: SmtpServer, moves: int) -> tuple[int, float]:
+    """The IMAP and SMTP work of `moves` moves, with no service in between."""
+    answer = crlf(b"From: backgammon@localhost\nTo: anna@example.org\nSubject: Your turn\n\n" + b"board\n" * 60)
+    move = crlf(b"From: anna@example.org\nTo: backgammon@localhost\nSubject: Re: Your turn\n\n24/18 13/9\n")
+    imap = aioimaplib.IMAP4(host="127.0.0.1", port=dovecot.port)
+    await imap.wait_hello_from_server()
+    await imap.login(*SERVICE)
+    await imap.create("bare")
+    await imap.select("INBOX")
+    sender = aiosmtplib.SMTP(hostname="127.0.0.1", port=smtp.port, start_tls=False)
+    await sender.connect()
+    started = time.monotonic()
+    for _ in range(moves):
+        await asyncio.to_thread(dovecot.deliver, SERVICE[0], move)
+    await imap.noop()
+    search = await imap.uid_search("ALL", charset=None)
+    uids = [word.decode() for line in search.lines[:-1] for word in bytes(line).split()]
+    for uid in uids:
+        await imap.uid("fetch", uid, "(BODY.PEEK[])")
+        await imap.uid("move", uid, "bare")
+        for recipient in ("anna@example.org", "ben@example.org"):
+            await sender.sendmail("backgammon@localhost", [recipient], answer)
+    seconds = time.monotonic() - started
+    await sender.quit()
+    await imap.logout()
+    return len(uids), seconds
+
+
+def percentile(values: list[float], percent: int) -> float:
+    if len(values) < 2:
+        return values[0] if values else float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[percent - 1]
+
+
+if __name__ == "__main__":
+    main()
