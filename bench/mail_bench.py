@@ -34,16 +34,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "mail_server"))
 
-from aioimaplib import aioimaplib  # noqa: E402
-import aiosmtplib  # noqa: E402
-from conftest import SERVICE, write_config  # noqa: E402
-from live_office import LivePostOffice  # noqa: E402
-from mail_servers import Dovecot, SmtpServer, crlf  # noqa: E402
-from post_office import LoadedDice, Player  # noqa: E402
+import aiosmtplib
+from aioimaplib import aioimaplib
+from conftest import SERVICE, write_config
+from live_office import LivePostOffice
+from mail_servers import Dovecot, SmtpServer, crlf
+from post_office import LoadedDice, Player
 
-from pbem.config import load_config  # noqa: E402
-from pbem.mail.local_client import compose_reply  # noqa: E402
-from pbem.store.game_records import MatchStatus  # noqa: E402
+from pbem.config import load_config
+from pbem.mail.local_client import compose_reply
+from pbem.store.game_records import MatchStatus
 
 
 def main() -> None:

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 COMMAND_TIMEOUT = 30.0
+GOODBYE_TIMEOUT = 2.0  # ending IDLE or logging out must not hold up a stop (SIGTERM: exit within 15 s)
 IDLE_MAX_SECONDS = 25 * 60  # servers end IDLE after 30 minutes (RFC 2177)
 FETCH_BATCH = 100
 BACKOFF_FIRST = 1.0
@@ -221,7 +222,7 @@ class ImapSession:
         finally:
             if self.alive and self._client.has_pending_idle():
                 self._client.idle_done()
-                await asyncio.wait({idle, self._lost}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({idle, self._lost}, timeout=GOODBYE_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
 
     def _check(self, response: aioimaplib.Response, what: str) -> None:
         if response.result != "OK":
@@ -231,7 +232,7 @@ class ImapSession:
         """Log out politely when possible; never raises."""
         if self._client is not None and self.alive:
             try:
-                await asyncio.wait_for(self._client.logout(), 2)
+                await asyncio.wait_for(self._client.logout(), GOODBYE_TIMEOUT)
             except Exception:  # the server went away first: nothing to tidy up
                 pass
         self.abandon()

@@ -8,6 +8,7 @@ would send it twice to the first), and the refusal is logged.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import ssl
@@ -20,6 +21,7 @@ from pbem.mail.connecting import LoginRefused, MailServerError
 log = logging.getLogger(__name__)
 
 TIMEOUT = 60.0
+GOODBYE_TIMEOUT = 2.0  # QUIT must not hold up a stop (SIGTERM: exit within 15 s)
 
 _LINE_END = re.compile(rb"\r?\n")
 
@@ -98,7 +100,7 @@ class SmtpSink:
     async def close(self) -> None:
         if self._client is not None and self._client.is_connected:
             try:
-                await self._client.quit()
-            except aiosmtplib.SMTPException:
-                pass
+                await asyncio.wait_for(self._client.quit(), GOODBYE_TIMEOUT)
+            except (TimeoutError, aiosmtplib.SMTPException):
+                pass  # leaving anyway
         self.close_now()

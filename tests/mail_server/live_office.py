@@ -26,16 +26,16 @@ from sqlmodel import Session, col, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "service"))
 
-from mail_servers import Dovecot, SmtpServer  # noqa: E402
-from post_office import LoadedDice, PostOffice  # noqa: E402
+from mail_servers import Dovecot, SmtpServer
+from post_office import LoadedDice, PostOffice
 
-from pbem.config import Config  # noqa: E402
-from pbem.daemon.pipeline import MailPipeline  # noqa: E402
-from pbem.daemon.scheduler import Daemon  # noqa: E402
-from pbem.mail.imap import ImapSource  # noqa: E402
-from pbem.mail.smtp import SmtpSink  # noqa: E402
-from pbem.service import handle_mail  # noqa: E402
-from pbem.store.mail_records import OutboundMail  # noqa: E402
+from pbem.config import Config
+from pbem.daemon.pipeline import MailPipeline
+from pbem.daemon.scheduler import Daemon
+from pbem.mail.imap import ImapSource
+from pbem.mail.smtp import SmtpSink
+from pbem.service import handle_mail
+from pbem.store.mail_records import OutboundMail
 
 T = TypeVar("T")
 SERVICE_USER = "backgammon@localhost"

@@ -235,14 +235,14 @@ class Recorder:
         self.refused = 0
         self._arrived = threading.Condition()
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:  # noqa: N802
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
         if self.refusing:
             self.refused += 1
             return "451 4.3.0 Mailbox temporarily unavailable, try again later"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope) -> str:  # noqa: N802
+    async def handle_DATA(self, server, session, envelope) -> str:
         with self._arrived:
             self.received.append(Received(envelope.mail_from, tuple(envelope.rcpt_tos), envelope.content,
                                           time.monotonic()))
