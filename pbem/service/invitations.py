@@ -66,6 +66,25 @@ def _options_document(options: commands.GameOptions) -> dict[str, object]:
     }
 
 
+def _invitation_options(rules: scoring.MatchRules, document: dict[str, object]) -> commands.GameOptions:
+    """The options a match was started with (the inverse of ``_options_document``), for a rematch."""
+
+    def duration(seconds: object) -> timedelta | None:
+        return None if seconds is None else timedelta(seconds=float(seconds))  # type: ignore[arg-type]
+
+    return commands.GameOptions(
+        kind=rules.format,
+        length=rules.length if rules.format in (scoring.Format.MATCH, scoring.Format.GAMES) else None,
+        stake=rules.stake,
+        beaver=rules.beaver,
+        jacoby=rules.jacoby,
+        rated=bool(document.get("rated", True)),
+        language=document.get("language"),  # type: ignore[arg-type]
+        move_clock=duration(document.get("move_clock")),
+        time_bank=duration(document.get("time_bank")),
+    )
+
+
 def invite(talk: Conversation, command: commands.Invite) -> None:
     """``invite ADDRESS [format] [options]``: a new match waiting for the friend's answer."""
     address = command.address.lower()
@@ -151,15 +170,7 @@ def rematch(talk: Conversation, table: Table, seat: int) -> None:
     if opponent.refuses_invitations:
         talk.say_template("invitee_refuses", table, address=opponent.address)
         return
-    rules = table.score.rules
-    options = commands.GameOptions(
-        kind=rules.format,
-        length=rules.length if rules.format in (scoring.Format.MATCH, scoring.Format.GAMES) else None,
-        stake=rules.stake,
-        beaver=rules.beaver,
-        jacoby=rules.jacoby,
-        rated=bool(table.record.options.get("rated", True)),
-    )
+    options = _invitation_options(table.score.rules, table.record.options)
     if assistant.is_assistant(opponent) and not assistant.available(talk.config):
         talk.say_template("assistant_unavailable", table)
         return

@@ -146,6 +146,16 @@ def test_a_timeout_in_a_single_game_is_scored_like_quit(office, anna, ben):
     assert table.game.result.ending.value == "timeout"
 
 
+def test_a_rematch_keeps_the_clocks_and_rating_of_the_invitation(office, anna, ben):
+    first = start(office, anna, ben, "invite ben@example.org clock 1d/0d unrated")
+    run_clocks(office, T0 + DAY)
+    assert office.table(first).status is MatchStatus.FINISHED
+    ben.reply("rematch", to=ben.last)
+    rematch = office.table()
+    assert rematch.record.rematch_of == first
+    assert rematch.record.options == office.table(first).record.options
+
+
 def test_vacation_pauses_the_clocks_within_the_yearly_allowance(office, anna, ben, time):
     match_id = start(office, anna, ben, "invite ben@example.org clock 2d/1d")
     timeout_before = office.table(match_id).record.clock_started_at + 3 * DAY
