@@ -257,7 +257,7 @@ class _Backoff:
     next_attempt: float = 0.0
     last_problem: str = ""
 
-    def failed(self, problem: str) -> float:
+    def failed(self) -> float:
         self.failures += 1
         delay = min(BACKOFF_FIRST * 2 ** (self.failures - 1), BACKOFF_MAX)
         self.next_attempt = time.monotonic() + delay
@@ -277,7 +277,8 @@ class ImapSource:
         self._watcher: ImapSession | None = None
         self._lock = asyncio.Lock()
         self._backoff = _Backoff()
-        self._move_problem: dict[str, str] = {}
+        self._unmovable: set[str] = set()
+        """Folders that could not be created or moved to: mail for them is flagged instead."""
 
     def __repr__(self) -> str:
         config = self.config
@@ -315,12 +316,12 @@ class ImapSource:
                 return
             uid, folder = int(uid_text), session.folder(parts)
             try:
-                if folder not in self._move_problem:
+                if folder not in self._unmovable:
                     try:
                         await session.move(uid, folder)
                         return
                     except MailServerError as exc:
-                        self._move_problem[folder] = str(exc)
+                        self._unmovable.add(folder)
                         log.error("IMAP: cannot move mail to %s (%s); flagging it %s instead", folder, exc, keyword)
                 await session.flag(uid, keyword)
             except Exception as exc:
@@ -390,7 +391,7 @@ class ImapSource:
     def _failed(self, error: Exception) -> None:
         """Log the first failure of a spell (and any change of cause) in one clear line."""
         problem = explain(error, "IMAP", self.config.host, self.config.port, self.config.security)
-        delay = self._backoff.failed(problem)
+        delay = self._backoff.failed()
         if problem != self._backoff.last_problem:
             level = logging.ERROR if isinstance(error, LoginRefused) else logging.WARNING
             log.log(level, "%s; trying again in %.0f s, then less and less often", problem, delay)
