@@ -14,7 +14,8 @@ Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
   SMTP server, with IDLE on: p50 and p95.
 - bare client: the same IMAP and SMTP operations with aioimaplib and aiosmtplib and no service
   (deliver the same number of mails, NOOP + UID SEARCH, UID FETCH and UID MOVE each, two mails
-  sent by SMTP each), as moves per second; then the ratio.
+  sent by SMTP each), as moves per second; then the ratio, and how long the game service itself
+  took per mail (the part of the pipeline that is not mail).
 
 Dovecot reports new mail to an IDLE session about half a second after it arrives, so that is
 the floor of the latency.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import sys
 import tempfile
@@ -40,10 +42,12 @@ from conftest import SERVICE, write_config
 from live_office import LivePostOffice
 from mail_servers import Dovecot, SmtpServer, crlf
 from post_office import LoadedDice, Player
+from sqlmodel import Session, select
 
 from pbem.config import load_config
 from pbem.mail.local_client import compose_reply
 from pbem.store.game_records import MatchStatus
+from pbem.store.mail_records import InboundMail
 
 
 def main() -> None:
@@ -56,16 +60,19 @@ def main() -> None:
     dovecot, smtp = Dovecot(dict([SERVICE])), SmtpServer()
     dovecot.start()
     smtp.start()
+    scratch = Path(tempfile.mkdtemp(prefix="pbem-bench-"))
     try:
-        data_dir = Path(tempfile.mkdtemp(prefix="pbem-bench-")) / "data"
+        data_dir = scratch / "data"
         data_dir.mkdir()
         config = load_config(write_config(data_dir, dovecot, smtp, extra="[limits]\ninvitations_per_day = 0\n"))
         office = LivePostOffice(config, dovecot, smtp, LoadedDice(seed=args.seed))
         moves, seconds, latencies = office.run(lambda: play(office, args.games, args.rounds, args.latency_moves))
+        service_ms = 1000 * statistics.mean(service_seconds(office))
         bare_moves, bare_seconds = asyncio.run(bare_client(dovecot, smtp, moves))
     finally:
         smtp.stop()
         dovecot.remove()
+        shutil.rmtree(scratch, ignore_errors=True)
     rate, bare_rate = moves / seconds, bare_moves / bare_seconds
     print(f"pipeline:    {moves} moves in {seconds:.2f} s = {rate:.1f} moves/s "
           f"({args.games} games, {args.rounds} rounds, IDLE on)")
@@ -73,6 +80,7 @@ def main() -> None:
           f"p50 {percentile(latencies, 50) * 1000:.0f} ms, p95 {percentile(latencies, 95) * 1000:.0f} ms")
     print(f"bare client: {bare_moves} moves' IMAP and SMTP operations in {bare_seconds:.2f} s = {bare_rate:.1f} moves/s")
     print(f"ratio:       pipeline / bare client = {rate / bare_rate:.2f}")
+    print(f"of which:    the game service (handle_mail, in its transaction) took {service_ms:.0f} ms per mail")
 
 
 def play(office: LivePostOffice, games: int, rounds: int, latency_moves: int) -> tuple[int, float, list[float]]:
@@ -146,6 +154,13 @@ async def bare_client(dovecot: Dovecot, smtp: SmtpServer, moves: int) -> tuple[i
     await sender.quit()
     await imap.logout()
     return len(uids), seconds
+
+
+def service_seconds(office: LivePostOffice) -> list[float]:
+    """Per mail, the time from its InboundMail row to the end of the handler: the service's own share."""
+    with Session(office.engine) as session:
+        return [(row.processed_at - row.received_at).total_seconds()
+                for row in session.exec(select(InboundMail)).all() if row.processed_at is not None]
 
 
 def percentile(values: list[float], percent: int) -> float:
