@@ -50,7 +50,7 @@ default_internal_user = {internal_user}
 mail_location = maildir:{root}/mail/%u
 mail_uid = {uid}
 mail_gid = {gid}
-{ssl}
+{settings}
 passdb {{
   driver = passwd-file
   args = scheme=PLAIN username_format=%u {root}/passwd
@@ -113,7 +113,9 @@ class Dovecot:
     the directory is made theirs; run as anyone else, everything runs as that user.
     """
 
-    def __init__(self, users: dict[str, str], tls: bool = False) -> None:
+    def __init__(self, users: dict[str, str], tls: bool = False, capabilities: str | None = None) -> None:
+        """`capabilities` replaces the IMAP capabilities Dovecot announces after the login (to play
+        an older server without MOVE, say)."""
         self.users = dict(users)
         self.root = Path(tempfile.mkdtemp(prefix="pbem-dovecot-"))
         self.port = free_port()
@@ -124,10 +126,10 @@ class Dovecot:
             (self.root / sub).mkdir()
         (self.root / "passwd").write_text(
             "".join(f"{user}:{{PLAIN}}{password}\n" for user, password in self.users.items()))
-        ssl_settings = "ssl = no"
+        settings = "ssl = no"
         if tls:
             self.cert, key = make_certificate(self.root)
-            ssl_settings = f"ssl = yes\nssl_cert = <{self.cert}\nssl_key = <{key}"
+            settings = f"ssl = yes\nssl_cert = <{self.cert}\nssl_key = <{key}"
         if os.getuid() == 0:
             mail_user = pwd.getpwnam("nobody")
             login_user, internal_user = "dovenull", "dovecot"
@@ -138,9 +140,11 @@ class Dovecot:
             mail_user = pwd.getpwuid(os.getuid())
             login_user = internal_user = mail_user.pw_name
         self.config = self.root / "dovecot.conf"
+        if capabilities is not None:
+            settings += f"\nimap_capability = {capabilities}"
         self.config.write_text(_CONFIG.format(
             root=self.root, uid=mail_user.pw_uid, gid=mail_user.pw_gid, login_user=login_user,
-            internal_user=internal_user, port=self.port, ssl_port=self.ssl_port, ssl=ssl_settings))
+            internal_user=internal_user, port=self.port, ssl_port=self.ssl_port, settings=settings))
 
     def start(self) -> None:
         self.process = subprocess.Popen([DOVECOT, "-c", str(self.config), "-F"], start_new_session=True,

@@ -59,6 +59,33 @@ def test_imap_over_tls(tls_dovecot, security):
     assert len(tls_dovecot.messages(SERVICE[0], "pbem.done")) == 1
 
 
+@pytest.mark.parametrize("capabilities", ["IMAP4rev1 IDLE LITERAL+ UIDPLUS", "IMAP4rev1 IDLE LITERAL+"])
+def test_servers_without_move_get_copy_delete_and_expunge(capabilities):
+    """An older server: no MOVE (then COPY, \\Deleted, UID EXPUNGE), not even UIDPLUS (then EXPUNGE)."""
+    server = Dovecot(dict([SERVICE]), capabilities=capabilities)
+    server.start()
+    try:
+        for number in (1, 2):
+            server.deliver(SERVICE[0], f"Subject: {number}\r\nMessage-ID: <{number}@example.org>\r\n\r\nx\r\n".encode())
+        source = ImapSource(imap_config(server), timeout=5)
+
+        async def put_away_the_first() -> list:
+            try:
+                first, _ = await source.fetch()
+                await source.mark_done(first.key)
+                return await source.fetch()
+            finally:
+                await source.close()
+
+        (left,) = asyncio.run(put_away_the_first())
+        assert b"Subject: 2" in left.raw
+        (done,) = server.messages(SERVICE[0], "pbem.done")
+        assert b"Subject: 1" in done
+        assert server.pending(SERVICE[0]) == 1
+    finally:
+        server.remove()
+
+
 def test_smtp_with_starttls_and_login_sends_crlf_lines(tls_dovecot):
     server = SmtpServer(login=("pbem", "smtp-secret"), tls=(tls_dovecot.cert, tls_dovecot.cert.with_name("key.pem")))
     server.start()
