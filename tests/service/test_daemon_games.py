@@ -15,6 +15,7 @@ from post_office import LoadedDice, Player, PostOffice, check_answers, invite_an
 from sqlmodel import Session, select
 
 from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, read_mail_file
+from pbem.store.game_records import MatchStatus
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
 
 ANSWER_TIMEOUT = 20
@@ -140,3 +141,23 @@ def _unsent(office: PostOffice) -> bool:
 def _outbox(office: PostOffice) -> list[tuple[Path, EmailMessage]]:
     outbox = office.config.outbox_dir
     return [(path, read_mail_file(path)) for sub in ("new", "cur") for path in (outbox / sub).iterdir()]
+
+
+def test_a_game_against_the_assistant_through_the_daemon(config, config_file):
+    """`play assistant` in a real `pbem serve` process: every answer comes at once, to the end."""
+    office = DaemonPostOffice(config)
+    anna = Player(office, "anna@example.org", "Anna")
+    process = start_daemon(config_file)
+    try:
+        anna.write("play assistant")
+        for _ in range(400):
+            if office.table().status is MatchStatus.FINISHED:
+                break
+            command = anna.next_command(0, anna.last)
+            assert command, f"Anna must act but was not told so:\n{text_of(anna.last)}"
+            sent = anna.reply(command)
+            assert [str(mail["To"]) for mail in sent] == [anna.sender], "a mail went to the Assistant"
+        assert office.table().status is MatchStatus.FINISHED
+        assert "Review of the game by the bgsage engine" in text_of(anna.last)
+    finally:
+        stop(process)
