@@ -1,7 +1,8 @@
 """The one Jinja2 environment for every text a player reads, in German and English.
 
 All wording lives in ``templates/<language>/``; Python passes facts, never sentences, so that a
-text missing in one language is an error instead of a silently English mail.  Plain-text
+text missing in one language is an error instead of a silently English mail (only the wordless
+HTML frame, ``templates/mail.html``, serves both languages).  Plain-text
 templates (``.txt``) are not escaped; HTML templates are, so nothing a player wrote (a name, a
 personal note) can inject markup.
 
