@@ -11,6 +11,7 @@ language or a player's numbering read it from there:
 
 * ``duration``: a :class:`~datetime.timedelta` as "2 days 3 hours" / "2 Tage 3 Stunden";
 * ``dice``: ``(5, 2)`` as "5-2";
+* ``rating``: a rating with one decimal, "1517.3" / "1517,3";
 * ``point``: a point in the mover's own numbering (25 = bar, 0 = off) as the player writes it,
   using ``numbering`` and ``colour`` from the context (``point("black")``: as that colour
   writes it, for examples addressed to either side).
@@ -91,6 +92,17 @@ def _duration_filter(context: jinja2.runtime.Context, duration: timedelta) -> st
     return format_duration(duration, _language_of(context))
 
 
+def format_rating(rating: float, language: str) -> str:
+    """A rating with one decimal, with the decimal comma in German: "1517,3"."""
+    text = f"{rating:.1f}"
+    return text.replace(".", ",") if language == "de" else text
+
+
+@jinja2.pass_context
+def _rating_filter(context: jinja2.runtime.Context, rating: float) -> str:
+    return format_rating(rating, _language_of(context))
+
+
 @jinja2.pass_context
 def _point_filter(context: jinja2.runtime.Context, point: int, colour: str | None = None) -> str:
     return point_name(point, Numbering(context["numbering"]), Colour(colour or context["colour"]))
@@ -107,7 +119,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
-    env.filters.update(duration=_duration_filter, dice=format_dice, point=_point_filter)
+    env.filters.update(duration=_duration_filter, dice=format_dice, point=_point_filter, rating=_rating_filter)
     return env
 
 

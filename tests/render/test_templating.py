@@ -251,3 +251,9 @@ def test_the_template_folder_is_the_top_level_templates() -> None:
     assert templating.TEMPLATE_DIR == Path(__file__).resolve().parents[2] / "templates"
     assert all((templating.TEMPLATE_DIR / language / "reasons.txt").is_file()
                for language in LANGUAGES)
+
+
+def test_ratings_are_written_with_the_decimal_comma_in_german() -> None:
+    template = "{{ 1517.28|rating }}"
+    assert environment().from_string(template).render(language="de") == "1517,3"
+    assert environment().from_string(template).render(language="en") == "1517.3"
