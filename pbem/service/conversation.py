@@ -20,14 +20,15 @@ from pbem.config import Config
 from pbem.mail.composing import Attachment, InlineImage, Letter, new_content_id
 from pbem.mail.reading import IncomingMail, reply_address
 from pbem.render.board_image import board_alt, render_board_png
-from pbem.render.templating import explain, render
+from pbem.render.templating import environment, explain, render
 from pbem.render.text_board import BoardView, LastMove, Who
 from pbem.render.text_board import Score as BoardScore
 from pbem.render.text_board import render_text_board
 from pbem.rules import game as game_rules
 from pbem.rules import scoring
 from pbem.rules.gnubg_ids import match_id, position_id
-from pbem.rules.moves import apply_play, legal_plays
+from pbem.rules.moves import Play, apply_play, legal_plays
+from pbem.rules.position import Position
 from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.service import clocks
 from pbem.service.assistant import NAMES as ASSISTANT_NAMES
@@ -227,8 +228,7 @@ def shown_name(player: Player, language: str) -> str:
 
 
 def _module(template: str, language: str, context: dict[str, Any]) -> Any:
-    from pbem.render.templating import environment
-
+    """A template's macros (subjects, events, notices): the pieces a letter is made of."""
     return environment().get_template(f"{language}/{template}").make_module({"language": language, **context})
 
 
@@ -248,7 +248,7 @@ def render_event(event: Event, table: Table, seat: int, language: str) -> str:
     return str(getattr(module, event.kind)(event.seat, data)).strip()
 
 
-def play_texts(before: game_rules.Position, play: tuple, mover: int) -> dict[str, str]:
+def play_texts(before: Position, play: Play, mover: int) -> dict[str, str]:
     """A play in both numberings, written from the mover's side (as gnubg and FIBS do)."""
     colour = Colour.of_seat(mover)
     return {numbering.value: format_play(before, play, numbering, colour) for numbering in Numbering}
@@ -333,9 +333,9 @@ def _last_move(game: game_rules.Game, seat: int) -> LastMove | None:
     return LastMove(before=_board_before_last_move(game), play=moves_made[-1].play or ())
 
 
-def _board_before_last_move(game: game_rules.Game) -> game_rules.Position:
+def _board_before_last_move(game: game_rules.Game) -> Position:
     """Replays the record from the start: the board the last play was made on, from its mover."""
-    board, side, before = game_rules.Position.start(), game.record[0].seat, game_rules.Position.start()
+    board, side, before = Position.start(), game.record[0].seat, Position.start()
     for action in game.record:
         if action.kind != game_rules.ActionKind.MOVE:
             continue
