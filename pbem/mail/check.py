@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import TextIO
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
 
 from pbem.config import Config, ConfigError, ImapConfig, SmtpConfig, load_config
 from pbem.mail.connecting import explain
@@ -47,26 +48,25 @@ async def check_smtp(config: SmtpConfig) -> str:
 
 async def check_all(config: Config, out: TextIO) -> bool:
     """Print one line per server; True when every configured server works."""
-    fine = True
-    if config.imap is None:
-        print(f"IMAP: not configured; the local Maildir inbox {config.inbox_dir} is read", file=out)
-    else:
-        imap = config.imap
-        try:
-            print(f"IMAP {imap.host}:{imap.port} ({imap.security}): OK: {await check_imap(imap)}", file=out)
-        except Exception as exc:
-            fine = False
-            print(f"{explain(exc, 'IMAP', imap.host, imap.port, imap.security)}", file=out)
-    if config.smtp is None:
-        print(f"SMTP: not configured; mail is put into the local Maildir outbox {config.outbox_dir}", file=out)
-    else:
-        smtp = config.smtp
-        try:
-            print(f"SMTP {smtp.host}:{smtp.port} ({smtp.security}): OK: {await check_smtp(smtp)}", file=out)
-        except Exception as exc:
-            fine = False
-            print(f"{explain(exc, 'SMTP', smtp.host, smtp.port, smtp.security)}", file=out)
-    return fine
+    imap_fine = await _check_one(
+        "IMAP", config.imap, check_imap, f"the local Maildir inbox {config.inbox_dir} is read", out)
+    smtp_fine = await _check_one(
+        "SMTP", config.smtp, check_smtp, f"mail is put into the local Maildir outbox {config.outbox_dir}", out)
+    return imap_fine and smtp_fine
+
+
+async def _check_one(label: str, server: Any, check: Callable[[Any], Awaitable[str]], local: str,
+                     out: TextIO) -> bool:
+    """One server's line: not configured (``local`` is used instead), OK with what was found, or why not."""
+    if server is None:
+        print(f"{label}: not configured; {local}", file=out)
+        return True
+    try:
+        print(f"{label} {server.host}:{server.port} ({server.security}): OK: {await check(server)}", file=out)
+    except Exception as exc:
+        print(explain(exc, label, server.host, server.port, server.security), file=out)
+        return False
+    return True
 
 
 def run_check(config_path: Path, out: TextIO = sys.stdout) -> int:
