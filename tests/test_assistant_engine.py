@@ -97,6 +97,10 @@ def test_a_deliberately_terrible_move_is_the_biggest_mistake_of_the_review() -> 
     while game.phase is not rules.Phase.OVER:
         if game.phase is rules.Phase.TO_MOVE:
             game = rules.play(game, game.seat, bot.choose_play(game))
+        elif game.phase is rules.Phase.DOUBLE_OFFERED:
+            game = getattr(rules, bot.answer_double(game))(game, game.to_act)
+        elif game.phase is rules.Phase.ROLL_OR_DOUBLE and bot.wants_to_double(game):
+            game = rules.double(game, game.seat)
         else:
             game = rules.roll(game, game.seat, (rng.randint(1, 6), rng.randint(1, 6)))
     review = review_game(bot, game)

@@ -8,8 +8,9 @@ one die where our rules require both dice (a hit on the way), so its list is a s
 equities, never of plays.  A resulting position bgsage does not list is evaluated on its own.
 
 bgsage's board (seen from the player on roll): index ``p`` (1-24) is the player's point ``p``,
-positive for the player's checkers and negative for the opponent's; 25 is the player's bar,
-0 the opponent's bar (negative).  Post-move boards stay seen from the player who moved.
+positive for the player's checkers and negative for the opponent's; 25 is the player's bar and
+0 the opponent's bar, both as positive counts (bgsage's own boards after a hit show +1 at 0).
+Post-move boards stay seen from the player who moved.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def to_board(position: Position) -> Board:
         board[index + 1] += position.mover[index]
         board[24 - index] -= position.opponent[index]
     board[25] = position.mover[BAR]
-    board[0] = -position.opponent[BAR]
+    board[0] = position.opponent[BAR]
     return board
 
 
@@ -88,7 +89,10 @@ class Engine:
     def play_equities(self, position: Position, dice: tuple[int, int], context: CubeContext,
                       quick: bool = False) -> dict[Position, float]:
         """Cubeful equity (mover's view, per cube unit) of every position our rules allow after ``dice``."""
-        allowed = legal_plays(position, dice)
+        return self._equities(position, dice, legal_plays(position, dice), context, quick)
+
+    def _equities(self, position: Position, dice: tuple[int, int], allowed: dict[Position, Play],
+                  context: CubeContext, quick: bool = False) -> dict[Position, float]:
         if not allowed:
             return {}
         analyzer = self._quick if quick else self._analyzer
@@ -144,11 +148,11 @@ class Engine:
     def choose_play(self, game: rules.Game) -> Play:
         """The best play the rules allow for the rolled dice (empty when none is possible)."""
         assert game.dice is not None
-        equities = self.play_equities(game.board, game.dice, CubeContext.of(game, game.seat))
-        if not equities:
-            return ()
-        best = max(equities, key=lambda after: equities[after])
-        return legal_plays(game.board, game.dice)[best]
+        allowed = legal_plays(game.board, game.dice)
+        if len(allowed) < 2:
+            return next(iter(allowed.values()), ())
+        equities = self._equities(game.board, game.dice, allowed, CubeContext.of(game, game.seat))
+        return allowed[max(equities, key=lambda after: equities[after])]
 
     def wants_to_double(self, game: rules.Game) -> bool:
         """Should the player on roll double now (the caller has checked that they may)?"""
