@@ -79,12 +79,16 @@ def _add_mail_commands(commands: argparse._SubParsersAction) -> None:
 
 
 def _add_operator_commands(commands: argparse._SubParsersAction) -> None:
-    """`export`, `games` and `players`: what the database holds, for the operator."""
+    """`export`, `status`, `games` and `players`: what the database holds, for the operator."""
     export = commands.add_parser("export", help="write the .mat file of a game or match")
     export.add_argument("game", type=int, metavar="GAME", help="the match id (see pbem games)")
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of to stdout")
     export.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
     export.set_defaults(run=lambda args: _report("export", args.config, args.game, args.output))
+    status = commands.add_parser(
+        "status", help="mail that needs the operator: failing or given-up answers, shunted mails; exit 1 if any")
+    status.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
+    status.set_defaults(run=_status)
     for name, text in (("games", "list every game and match: players, format, score, status, whose turn"),
                        ("players", "list every player: ratings, experience, vacation days this year")):
         listing = commands.add_parser(name, help=text)
@@ -96,6 +100,12 @@ def _report(name: str, config: Path | None, game: int | None = None, output: Pat
     from pbem.service.reports import run_report
 
     return run_report(name, config, game, output)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from pbem.daemon.status import run_status
+
+    return run_status(args.config)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -61,6 +61,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from pbem.addresses import is_plain_address
 from pbem.rules.notation import Numbering, looks_like_play
 from pbem.rules.scoring import Format
 
@@ -265,7 +266,6 @@ _FLAG_WORDS = {
 _CLOCK_WORDS = ("clock", "uhr")
 _STAKE_WORDS = ("stake", "einsatz")
 
-_ADDRESS = re.compile(r"[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+")
 _DURATION = r"(\d{1,4})([dth])"
 _CLOCK = re.compile(rf"{_DURATION}(?:/{_DURATION})?")
 _UNIT = {"d": timedelta(days=1), "t": timedelta(days=1), "h": timedelta(hours=1)}
@@ -293,6 +293,11 @@ def parse_commands(new_text: str, subject: str = "") -> list[Command]:
         commands.append(command)
         blank_before = False
     return commands
+
+
+def is_command_line(line: str) -> bool:
+    """True when ``line`` alone is a command, a move or an error: anything but a note."""
+    return not isinstance(_read_line(line), Note)
 
 
 def _read_line(line: str) -> Command:
@@ -345,7 +350,7 @@ def _vacation_command(line: str, arguments: list[str]) -> Command:
 
 def _invite_command(line: str, arguments: list[str]) -> Command:
     address = _first(arguments).removeprefix("mailto:").strip("<>,;")
-    if not _ADDRESS.fullmatch(address):
+    if not (is_plain_address(address) and "." in address.rpartition("@")[2]):
         return CommandError(line, "invite-address", _first(arguments))
     rest = arguments[1:]
     if rest and rest[0].strip("<>[]()").removeprefix("mailto:") == address:

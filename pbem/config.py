@@ -17,6 +17,8 @@ from typing import Any, Callable, TypeVar
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from pbem.addresses import is_plain_address
+
 EMBEDDED_DEFAULT = "<embedded default>"
 DEFAULT_POLL_INTERVAL = 60.0
 LANGUAGES = ("de", "en")
@@ -24,7 +26,6 @@ SECURITY_MODES = ("ssl", "starttls", "none")
 IMAP_PORTS = {"ssl": 993, "starttls": 143, "none": 143}
 SMTP_PORTS = {"ssl": 465, "starttls": 587, "none": 25}
 
-_ADDRESS = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$")
 _DURATION = re.compile(r"^\s*(\d+)\s*([dhm])\s*$")
 _DURATION_UNITS = {"d": "days", "h": "hours", "m": "minutes"}
 
@@ -104,6 +105,11 @@ class GameConfig:
 class LimitsConfig:
     max_mail_bytes: int = 2_000_000
     invitations_per_day: int = 10
+    """Invitations one player may send in 24 hours."""
+    invitations_received_per_day: int = 3
+    """Invitations one address may receive in 24 hours, from all senders together."""
+    give_up_after: timedelta = timedelta(days=3)
+    """An answer the mail server still refuses after this long is given up (and logged)."""
 
 
 @dataclass(frozen=True)
@@ -154,7 +160,7 @@ def parse_duration(text: str) -> timedelta:
 
 def is_mail_address(text: str) -> bool:
     """True for a bare address `local@domain` (no display name, no angle brackets)."""
-    return bool(_ADDRESS.match(text))
+    return is_plain_address(text)
 
 
 def load_config(path: Path | None) -> Config:
@@ -212,7 +218,7 @@ _KEYS = {
     "imap": _MAIL_SERVER_KEYS + ("mailbox", "poll_interval", "idle"),
     "smtp": _MAIL_SERVER_KEYS,
     "game": ("cube_cap", "move_clock", "time_bank", "vacation_days_per_year"),
-    "limits": ("max_mail_bytes", "invitations_per_day"),
+    "limits": ("max_mail_bytes", "invitations_per_day", "invitations_received_per_day", "give_up_after"),
     "assistant": ("plies",),
 }
 _TABLES = tuple(_KEYS)
@@ -317,6 +323,11 @@ def _limits(table: _Table) -> LimitsConfig:
         invitations_per_day=table.check(
             "invitations_per_day", table.get("invitations_per_day", int, defaults.invitations_per_day),
             lambda value: value >= 0, "a number of invitations, 0 or more"),
+        invitations_received_per_day=table.check(
+            "invitations_received_per_day",
+            table.get("invitations_received_per_day", int, defaults.invitations_received_per_day),
+            lambda value: value >= 0, "a number of invitations, 0 or more"),
+        give_up_after=_duration(table, "give_up_after", defaults.give_up_after),
     )
 
 

@@ -5,9 +5,17 @@ else, in one transaction, the InboundMail row and whatever the handler changes (
 OutboundMail rows) → commit → mark done. A handler that raises leaves no trace but a `failed`
 InboundMail row, and the message is shunted (mark_failed) so the next one can go on.
 
+Before a mail's transaction starts, an InboundAttempt row is committed and counted up; the
+transaction that applies the mail deletes it. A row left behind means the process died in that
+mail: a mail that killed the process twice is shunted instead of applied a third time, so one
+poison mail cannot keep the daemon in a crash loop.
+
 Outbox: unsent OutboundMail rows whose time has come → sink → `sent_at`. A failed send is retried
-with growing back-off under the same Message-ID. A crash between sending and recording means the
-mail is sent again: at least once, and the Maildir sink makes that exactly once.
+with growing back-off (capped at an hour) under the same Message-ID, until the server refuses
+every recipient for good (5xx) or `give_up_after` has passed: then it is given up, logged and
+listed by `pbem status`. One mail that cannot be sent never holds up the others. A crash between
+sending and recording means the mail is sent again: at least once, and the Maildir sink makes
+that exactly once.
 """
 
 from __future__ import annotations
@@ -28,11 +36,12 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from pbem.mail.connecting import PermanentRefusal
 from pbem.mail.sinks import OutboundSink
 from pbem.mail.reading import message_id_of
 from pbem.mail.sources import InboundSource, SourceMessage
 from pbem.store.db import session_scope, utc_now
-from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
+from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +55,18 @@ It may set `inbound.state = InboundState.IGNORED` and `inbound.reason`; it queue
 MAX_ERROR_LENGTH = 500
 RETRY_FIRST = timedelta(seconds=30)
 RETRY_MAX = timedelta(hours=1)
+MAX_DEATHS = 2
+"""A mail during which the process died this often is shunted, not tried again."""
+GIVE_UP_AFTER = timedelta(days=3)
 
 
 def retry_delay(attempts: int) -> timedelta:
-    """30 s after the first failure, doubling up to an hour: a mail server gets time to come back."""
-    return min(RETRY_FIRST * 2 ** max(attempts - 1, 0), RETRY_MAX)
+    """30 s after the first failure, doubling up to an hour: a mail server gets time to come back.
+
+    The exponent stops growing once the hour is reached, so no number of attempts overflows.
+    """
+    doublings = min(max(attempts - 1, 0), 16)
+    return min(RETRY_FIRST * 2**doublings, RETRY_MAX)
 
 
 def queue_mail(session: Session, message: EmailMessage) -> OutboundMail:
@@ -101,6 +117,7 @@ class MailPipeline:
     handler: Handler
     delay_after_failure: Callable[[int], timedelta] = retry_delay
     clock: Callable[[], datetime] = utc_now
+    give_up_after: timedelta = GIVE_UP_AFTER
     stopping: bool = field(default=False, init=False)
 
     def stop(self) -> None:
@@ -113,7 +130,10 @@ class MailPipeline:
         for message in await self.source.fetch():
             if self.stopping:
                 break
-            results.append(await self.process(message))
+            try:
+                results.append(await self.process(message))
+            except Exception:  # the database or the source failed: the mail stays for the next round
+                log.exception("inbox %s: not processed, will be tried again", message.key)
         return results
 
     async def process(self, message: SourceMessage) -> InboxResult:
@@ -133,6 +153,11 @@ class MailPipeline:
             previous = self._find_inbound(session, message_id)
             if previous is not None and previous.state != InboundState.FAILED:
                 return InboxResult(Outcome.ALREADY_DONE, message_id)
+            deaths = self._count_attempt(session, message_id)
+        if deaths >= MAX_DEATHS:
+            reason = f"the process died {deaths} times while applying this mail; shunted"
+            log.error("inbox %s: %s", message_id, reason)
+            return self._record_failure(raw, message_id, reason)
         try:
             with session_scope(self.engine) as session:
                 inbound = self._find_inbound(session, message_id) or self._new_inbound(raw, message_id)
@@ -142,6 +167,7 @@ class MailPipeline:
                 self.handler(session, raw, inbound)
                 inbound.processed_at = self.clock()
                 session.add(inbound)
+                self._forget_attempt(session, message_id)
             return InboxResult(Outcome(str(inbound.state)), message_id, inbound.reason)
         except IntegrityError as exc:
             if self._is_processed(message_id):  # another process applied the same mail meanwhile
@@ -150,12 +176,30 @@ class MailPipeline:
         except Exception as exc:
             return self._record_failure(raw, message_id, exc)
 
-    def _record_failure(self, raw: bytes, message_id: str, error: Exception) -> InboxResult:
-        reason = _describe(error)
+    def _count_attempt(self, session: Session, message_id: str) -> int:
+        """Record that applying the mail starts; returns how often it started before and never ended."""
+        attempt = session.get(InboundAttempt, message_id) or InboundAttempt(message_id=message_id,
+                                                                            started_at=self.clock())
+        deaths = attempt.attempts
+        attempt.attempts, attempt.started_at = deaths + 1, self.clock()
+        session.add(attempt)
+        return deaths
+
+    @staticmethod
+    def _forget_attempt(session: Session, message_id: str) -> None:
+        attempt = session.get(InboundAttempt, message_id)
+        if attempt is not None:
+            session.delete(attempt)
+
+    def _record_failure(self, raw: bytes, message_id: str, error: Exception | str) -> InboxResult:
+        reason = error if isinstance(error, str) else _describe(error)
+        if isinstance(error, Exception):
+            log.error("inbox %s: failed: %s", message_id, reason, exc_info=error)
         with session_scope(self.engine) as session:
             inbound = self._find_inbound(session, message_id) or self._new_inbound(raw, message_id)
             inbound.state, inbound.reason, inbound.processed_at = InboundState.FAILED, reason, self.clock()
             session.add(inbound)
+            self._forget_attempt(session, message_id)
         return InboxResult(Outcome.FAILED, message_id, reason)
 
     def _new_inbound(self, raw: bytes, message_id: str) -> InboundMail:
@@ -178,13 +222,18 @@ class MailPipeline:
         for outbound_id in await asyncio.to_thread(self._due_ids):
             if self.stopping:
                 break
-            sent += await self._send_one(outbound_id)
+            try:
+                sent += await self._send_one(outbound_id)
+            except Exception:  # recording failed (the database): the mail is due again next round
+                log.exception("outbox row %d: not recorded, will be tried again", outbound_id)
         return sent
 
     def _due_ids(self) -> list[int]:
         with session_scope(self.engine) as session:
+            given_up = select(OutboundGivenUp.outbound_id)
             query = (select(OutboundMail.id).where(col(OutboundMail.sent_at).is_(None))
-                     .where(OutboundMail.next_attempt_at <= self.clock()).order_by(col(OutboundMail.id)))
+                     .where(OutboundMail.next_attempt_at <= self.clock())
+                     .where(col(OutboundMail.id).not_in(given_up)).order_by(col(OutboundMail.id)))
             return [outbound_id for outbound_id in session.exec(query).all() if outbound_id is not None]
 
     async def _send_one(self, outbound_id: int) -> int:
@@ -195,10 +244,16 @@ class MailPipeline:
             await self.sink.send(outbound.raw, outbound.sender, list(outbound.recipients))
         except Exception as exc:
             delay = self.delay_after_failure(outbound.attempts + 1)
-            await asyncio.to_thread(self._record_send, outbound_id, error=_describe(exc), delay=delay)
-            log.warning("outbox %s to %s: not sent, attempt %d, retry in %ds (%s)", outbound.message_id,
-                        ", ".join(outbound.recipients), outbound.attempts + 1, delay.total_seconds(),
-                        _describe(exc))
+            give_up = isinstance(exc, PermanentRefusal) or self.clock() - outbound.created_at >= self.give_up_after
+            await asyncio.to_thread(self._record_send, outbound_id, error=_describe(exc), delay=delay,
+                                    give_up=give_up)
+            if give_up:
+                log.error("outbox %s to %s: given up after %d attempts (%s)", outbound.message_id,
+                          ", ".join(outbound.recipients), outbound.attempts + 1, _describe(exc))
+            else:
+                log.warning("outbox %s to %s: not sent, attempt %d, retry in %ds (%s)", outbound.message_id,
+                            ", ".join(outbound.recipients), outbound.attempts + 1, delay.total_seconds(),
+                            _describe(exc))
             return 0
         await asyncio.to_thread(self._record_send, outbound_id)
         log.info("outbox %s to %s: sent", outbound.message_id, ", ".join(outbound.recipients))
@@ -208,7 +263,8 @@ class MailPipeline:
         with session_scope(self.engine) as session:
             return session.get(OutboundMail, outbound_id)
 
-    def _record_send(self, outbound_id: int, *, error: str = "", delay: timedelta = timedelta(0)) -> None:
+    def _record_send(self, outbound_id: int, *, error: str = "", delay: timedelta = timedelta(0),
+                     give_up: bool = False) -> None:
         with session_scope(self.engine) as session:
             outbound = session.get(OutboundMail, outbound_id)
             if outbound is None:
@@ -221,6 +277,8 @@ class MailPipeline:
             else:
                 outbound.sent_at = now
             session.add(outbound)
+            if give_up and session.get(OutboundGivenUp, outbound_id) is None:
+                session.add(OutboundGivenUp(outbound_id=outbound_id, given_up_at=now, reason=error))
 
 
 def _sender_and_subject(raw: bytes) -> tuple[str, str]:

@@ -147,7 +147,8 @@ async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = 
              make_url(config.database.url).render_as_string(hide_password=True))
     log.info("inbox %r; outbox %r", source, sink)
     try:
-        await Daemon(MailPipeline(engine, source, sink, handler), config.poll_interval, jobs).run()
+        pipeline = MailPipeline(engine, source, sink, handler, give_up_after=config.limits.give_up_after)
+        await Daemon(pipeline, config.poll_interval, jobs).run()
     finally:
         await source.close()
         await sink.close()

@@ -15,6 +15,10 @@ class MailServerError(Exception):
     """A mail server could not be used; the message says why and what to check."""
 
 
+class PermanentRefusal(MailServerError):
+    """The server refused every recipient of a mail for good (5xx): sending it again cannot help."""
+
+
 class LoginRefused(MailServerError):
     """The server refused the user name or password: retrying soon will not help."""
 

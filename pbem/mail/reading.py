@@ -1,17 +1,24 @@
 """Reading a player's mail: who wrote it, which game it answers, and what they newly wrote.
 
+Every mail is untrusted, so the work spent on one is bounded before it is parsed
+(:func:`check_bounds`): the header section, each header field, encoded words, MIME nesting and
+the text read all have limits, and every pattern runs on bounded windows of a line or two, so
+no mail of up to ``max_mail_bytes`` costs more than a fraction of a second.
+
 A reply carries much more than the player's words: the quoted service mail with its board, the
-mail client's attribution line ("On … wrote:", "Am … schrieb …:") or Outlook header block, a
-signature.  Only the newly written text may be read as commands (SPEC §3), so this module cuts
-everything else away, and tells mails that must never be answered (auto-replies, bounces,
-mailing lists; RFC 3834) from mails written by a person.
+mail client's attribution line ("On … wrote:", "Am … schrieb …:", "Le … a écrit :") or Outlook
+header block, a signature.  Only the newly written text may be read as commands (SPEC §3), so
+this module cuts everything else away, and tells mails that must never be answered
+(auto-replies, bounces, mailing lists, robots; RFC 3834) from mails written by a person.
 
 The new text is found in this order: the plain part (else the HTML part without its
-blockquotes and client quote containers); an Outlook header block or "Original Message" line
-ends it; an attribution line is dropped when a '>' quote follows it and ends the text when an
-unquoted original does; '>' lines go; a signature ("-- ", "Sent from my iPhone", closing words)
-ends it unless a command still follows; the service's own board and ID lines go.  Attribution,
-header and signature patterns come from mail-parser-reply (English and German).
+blockquotes and client quote containers), unflowed (RFC 3676) so that a command never merges
+with the line below it; the original starts at an Outlook header block, an "Original Message"
+line, a run of lines of the service mail being answered, or an attribution line (every
+language mail-parser-reply knows, and any line naming the service's address, name or
+Message-IDs): an attribution is dropped when a '>' quote follows it and ends the text when an
+unquoted original does; '>' lines go; a signature ends it unless a command still follows; the
+service's own board and ID lines go.  At most :data:`MAX_NEW_LINES` lines are read.
 
 Games are found by a per-player token that the service puts into the address players reply to
 (``local+TOKEN@domain``) and into its own Message-IDs (``<TOKEN.UNIQUE@domain>``); the helpers
@@ -24,60 +31,113 @@ import base64
 import hashlib
 import re
 import secrets
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from email import errors
 from email.message import EmailMessage, Message
-from email.parser import BytesHeaderParser, BytesParser
+from email.parser import BytesParser
 from email.policy import default as default_policy
-from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
 
 from mailparser_reply.constants import GENERIC_MAIL_SEPARATOR, MAIL_LANGUAGES
 from mailparser_reply.parser import EmailMessage as ReplyParser
 
-from pbem.commands import Note, parse_commands
+from pbem.addresses import is_machine_address, is_plain_address
 
 TOKEN_PATTERN = r"[a-z2-7]{26}"
 """A game token: 128 random bits in lower-case base32 without padding."""
 
-_TOKEN_MESSAGE_ID = re.compile(rf"<({TOKEN_PATTERN})\.[^<>@\s]+@[^<>\s]+>")
-_MESSAGE_ID = re.compile(r"<[^<>\s]+>")
+# -- limits on the work per mail --------------------------------------------------------------
 
-_REPLY_LANGUAGES = ("de", "en")
-_OUTLOOK_SEPARATOR = r"^_{32,}$"
-"""Outlook's line above its header block, which the parser misses right after a text line."""
-_GERMAN_SENT_FROM = re.compile(r"^von meinem \S+(?: \S+){0,2} gesendet$", re.MULTILINE | re.IGNORECASE)
-"""Apple's 'Von meinem iPhone gesendet', which the parser knows only in English."""
+MAX_HEADER_BYTES = 64 * 1024
+"""The whole header section of a mail."""
+MAX_FIELD_CHARS = 16 * 1024
+"""One header field, unfolded, in any MIME part."""
+MAX_ENCODED_WORDS = 100
+"""RFC 2047 encoded words in one header field (decoding them is the costly part of parsing)."""
+MAX_FROM_CHARS = 998
+MAX_FROM_ENCODED_WORDS = 10
+MAX_SUBJECT_CHARS = 2000
+MAX_SUBJECT_ENCODED_WORDS = 40
+"""A longer Subject is not read (the mail still is)."""
+MAX_CONTAINERS = 16
+"""multipart/* and message/* parts in one mail: this also bounds the nesting depth."""
+MAX_PARTS = 100
+MAX_BODY_CHARS = 256 * 1024
+"""Decoded text of the body part read (HTML before its tags are taken out)."""
+MAX_NEW_LINES = 60
+"""Non-blank lines of new text read (as Mailman's ``email_commands_max_lines``); more are ignored."""
+MAX_WINDOW_CHARS = 200
+"""An attribution line or header block line is never longer: longer lines are not matched."""
+MAX_MESSAGE_ID_CHARS = 250
+MAX_REFERENCES = 50
+"""Message-IDs read from References, newest first."""
+
+_MESSAGE_ID = re.compile(rf"<[!-;=?-~]{{1,{MAX_MESSAGE_ID_CHARS}}}>")
+"""A Message-ID that may be copied into an answer: printable ASCII, no space or angle bracket."""
+_TOKEN_MESSAGE_ID = re.compile(rf"<({TOKEN_PATTERN})\.[^<>@\s]+@[^<>\s]+>")
+_ENCODED_WORD = "=?"
+_CONTAINER = re.compile(rb"^content-type:[ \t]*(?:\r?\n[ \t]+)?(?:multipart|message)/", re.IGNORECASE | re.MULTILINE)
+_PART = re.compile(rb"^content-type:", re.IGNORECASE | re.MULTILINE)
+
+_REPLY_LANGUAGES = tuple(language for language, patterns in MAIL_LANGUAGES.items() if patterns.get("wrote_header"))
+_EXTRA_ATTRIBUTIONS = (
+    r"^(?:> ?)*Em\s.{1,160}\sescreveu:$",  # Portuguese (Gmail)
+    r"^(?:> ?)*El\s.{1,160}\sescribi[óo]:$",  # Spanish with one space (Gmail)
+    r"^(?:> ?)*W dniu\s.{1,160}\s(?:napisał(?:\(a\))?|nadesłał):$",  # Polish (Gmail)
+    r"^(?:> ?)*Op\s.{1,160}\sschreef\s.{1,160}:$",  # Dutch (Gmail)
+    r"^(?:> ?)*.{1,160}\shat\s.{1,160}\sFolgendes geschrieben:$",  # Yahoo, German
+    r"^(?:> ?)*.{1,160}\sschrieb am\s.{1,160}:$",
+    r"^(?:> ?)*-{2,} ?On\s.{1,160}\swrote ?-{2,}$",  # Zoho
+)
 _ATTRIBUTION = re.compile(
-    "|".join(MAIL_LANGUAGES[language]["wrote_header"] for language in _REPLY_LANGUAGES),
+    "|".join([MAIL_LANGUAGES[language]["wrote_header"] for language in _REPLY_LANGUAGES] + list(_EXTRA_ATTRIBUTIONS)),
     re.MULTILINE | re.IGNORECASE,
 )
-"""'On … wrote:' / 'Am … schrieb …:' lines: a quote follows, usually marked with '>'."""
+"""'On … wrote:' lines in every language mail-parser-reply knows, and a few it misses; they are
+only ever matched against a window of one or two lines of at most MAX_WINDOW_CHARS."""
+_OUTLOOK_SEPARATOR = r"^_{32,}$"
+"""Outlook's line above its header block, which the parser misses right after a text line."""
 _HEADER_BLOCK = re.compile(
     "|".join(
-        [MAIL_LANGUAGES[language]["from_header"] for language in _REPLY_LANGUAGES]
+        [MAIL_LANGUAGES[language]["from_header"] for language in _REPLY_LANGUAGES if "from_header" in MAIL_LANGUAGES[language]]
         + [GENERIC_MAIL_SEPARATOR, _OUTLOOK_SEPARATOR]
     ),
     re.MULTILINE | re.IGNORECASE,
 )
-"""Outlook 'From:/Sent:/To:/Subject:' (or 'Von:/Gesendet:/An:/Betreff:') blocks and
+"""Outlook 'From:/Sent:/To:/Subject:' (or 'Von:/Gesendet:/An:/Betreff:', …) blocks and
 '----- Original Message -----': the original follows unquoted, so everything after it goes."""
+_HEADER_BLOCK_START = re.compile(r"^[* ]*(?:[^\W\d]{2,20}(?: [^\W\d]{2,20})?) ?:|^-{5,}|^_{32,}$")
+"""A cheap first test before _HEADER_BLOCK runs on a window of lines: 'Word:' or a rule."""
+_HEADER_BLOCK_LINES = 5
+
+_GERMAN_SENT_FROM = re.compile(r"^von meinem \S+(?: \S+){0,2} gesendet$", re.IGNORECASE)
+"""Apple's 'Von meinem iPhone gesendet', which the parser knows only in English."""
 
 _SERVICE_LINE = re.compile(
-    r"^(?:(?:position|match)\s+id\s*:\s*\S+|[v^]?[|+].*[|+].*)$", re.IGNORECASE
+    r"^(?:(?:position|match)\s+id\s*:\s*\S+|dice (?:commitment|seed)\s*:\s*\S+|[v^]?[|+].*[|+].*|(?:\d{1,2} +){5,}\d{1,2})$",
+    re.IGNORECASE,
 )
-"""The service's own identifier lines and board frame lines, when a client quotes without '>'."""
+"""The service's own identifier lines, board frame lines and point-number rows, when a client
+quotes without '>'."""
 
-_SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|aw|fwd?|wg)\s*(?:\[\d+\])?\s*:|\[[^\]]*\])\s*", re.I)
+_SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|aw|fwd?|wg)\s*(?:\[\d+\])?\s*:|\[[^\]]{0,80}\])\s*", re.I)
 
-_EMAIL_PACKAGE_ERRORS = (AttributeError, IndexError, LookupError, TypeError, ValueError)
+_EMAIL_PACKAGE_ERRORS = (AttributeError, IndexError, LookupError, TypeError, ValueError, RecursionError)
 """What the email package raises on malformed input instead of registering a defect."""
 
-_AUTOMATIC_SENDERS = ("mailer-daemon", "postmaster")
 _BULK_PRECEDENCE = ("bulk", "junk", "list")
+_AUTOMATIC_SUBJECT = re.compile(
+    r"^\W{0,3}(?:auto(?:matic|matische)?[ _-]?(?:generated|reply|response|antwort|generiert)"
+    r"|out of (?:the )?office|abwesenheit|undeliverable|unzustellbar|delivery status notification"
+    r"|mail delivery (?:failed|failure|subsystem)|returned mail|undelivered mail)",
+    re.IGNORECASE,
+)
+"""Subjects only machines write; combined with no other sign they still mark an automatic mail."""
 
 
 class UnreadableMail(ValueError):
-    """A mail that cannot be read at all: it has no sender to answer."""
+    """A mail that cannot be read at all: no single clean sender, or beyond the limits."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -100,6 +160,26 @@ class IncomingMail:
     automatic: str | None
     """Why this mail must never be answered, or None for a mail written by a person."""
     size: int
+    too_large: bool = False
+    """Over ``max_bytes``: only the header was read, and ``new_text`` is empty."""
+    language_hint: str | None = field(default=None)
+    """The Content-Language the mail declares, if any (lower case, e.g. ``de``)."""
+
+
+@dataclass(frozen=True)
+class ReadingContext:
+    """What the service knows that helps to read a mail; mail/ itself knows nothing of games.
+
+    ``is_command`` tells a command line (for signatures and unflowing); ``quoted_text`` gives
+    the text of the service's own mail named by the given Message-IDs (newest first), so that
+    an unmarked quote of it is cut away.
+    """
+
+    service_address: str
+    service_name: str = ""
+    max_bytes: int | None = None
+    is_command: Callable[[str], bool] = field(default=lambda line: False)
+    quoted_text: Callable[[Sequence[str]], str | None] = field(default=lambda message_ids: None)
 
 
 def new_token() -> str:
@@ -121,112 +201,177 @@ def subject_text(subject: str) -> str:
     return subject.strip()
 
 
-def read_mail(raw: bytes, service_address: str) -> IncomingMail:
-    """Read one raw RFC 5322 mail as received by ``service_address``."""
+def check_bounds(raw: bytes) -> None:
+    """Refuse, before any parsing, a mail whose header or MIME structure is beyond the limits."""
+    header_end = _header_end(raw)
+    if header_end > MAX_HEADER_BYTES:
+        raise UnreadableMail(f"the header is larger than {MAX_HEADER_BYTES} bytes")
+    if len(_CONTAINER.findall(raw)) > MAX_CONTAINERS:
+        raise UnreadableMail(f"more than {MAX_CONTAINERS} nested MIME containers")
+    if len(_PART.findall(raw)) > MAX_PARTS:
+        raise UnreadableMail(f"more than {MAX_PARTS} MIME parts")
+
+
+def _header_end(raw: bytes) -> int:
+    """Where the header section ends (the whole mail when there is no body)."""
+    ends = [found for separator in (b"\r\n\r\n", b"\n\n") if (found := raw.find(separator)) >= 0]
+    return min(ends, default=len(raw))
+
+
+def read_mail(raw: bytes, service_address: str | ReadingContext) -> IncomingMail:
+    """Read one raw RFC 5322 mail as received by the service (see the module docstring)."""
+    context = service_address if isinstance(service_address, ReadingContext) else ReadingContext(service_address)
     if not raw.strip():
         raise UnreadableMail("the mail is empty")
-    message = BytesParser(policy=default_policy).parsebytes(raw)
+    check_bounds(raw)
+    too_large = context.max_bytes is not None and len(raw) > context.max_bytes
+    source = raw[: _header_end(raw)] + b"\r\n\r\n" if too_large else raw
+    try:
+        message = BytesParser(policy=default_policy).parsebytes(source)
+    except _EMAIL_PACKAGE_ERRORS as error:
+        raise UnreadableMail(f"the MIME structure cannot be read ({type(error).__name__})") from None
+    _check_fields(message)
     sender_name, sender = _sender(message)
-    references = _message_ids(message, "References")
+    references = _message_ids(message, "References")[-MAX_REFERENCES:]
     in_reply_to = next(iter(_message_ids(message, "In-Reply-To")), None)
+    answered = list(dict.fromkeys(([in_reply_to] if in_reply_to else []) + references[::-1]))
+    body = "" if too_large else _body_text(message, context.is_command)
     return IncomingMail(
         message_id=message_id_of(raw),
         sender=sender,
         sender_name=sender_name,
-        subject=" ".join(_header(message, "Subject").split()),
+        subject=_subject(message),
         in_reply_to=in_reply_to,
         references=references,
-        reply_tokens=_reply_tokens(message, service_address, in_reply_to, references),
-        new_text=new_text(_body_text(message)),
-        automatic=_why_automatic(message, sender, service_address),
+        reply_tokens=_reply_tokens(message, context.service_address, answered),
+        new_text=new_text(body, context, context.quoted_text(answered) if body else None),
+        automatic=_why_automatic(message, sender, context.service_address),
         size=len(raw),
+        too_large=too_large,
+        language_hint=_raw_header(message, "Content-Language").strip().lower()[:2] or None,
     )
 
 
-def _headers(message: Message, name: str) -> list[str]:
-    """All values of a header, decoded; one the email package cannot parse is taken as written."""
-    values = []
-    for key, raw in message.raw_items():
-        if key.lower() == name.lower():
-            try:
-                values.append(str(message.policy.header_fetch_parse(key, raw)))
-            except _EMAIL_PACKAGE_ERRORS:
-                values.append(raw)
-    return values
+def _check_fields(message: Message) -> None:
+    """Every header field of every part within the limits (raw values: nothing is decoded yet)."""
+    for part in message.walk():
+        for name, value in part.raw_items():
+            if len(value) > MAX_FIELD_CHARS or str(value).count(_ENCODED_WORD) > MAX_ENCODED_WORDS:
+                raise UnreadableMail(f"the {name[:40]} header is beyond the limits")
 
 
-def _header(message: Message, name: str) -> str:
-    return next(iter(_headers(message, name)), "")
+def _raw_headers(message: Message, name: str) -> list[str]:
+    return [str(value) for key, value in message.raw_items() if key.lower() == name.lower()]
+
+
+def _raw_header(message: Message, name: str) -> str:
+    return next(iter(_raw_headers(message, name)), "")
+
+
+def _decoded_header(message: Message, name: str, raw: str) -> str:
+    """One header value decoded; one the email package cannot parse is taken as written."""
+    try:
+        return str(message.policy.header_fetch_parse(name, raw))
+    except _EMAIL_PACKAGE_ERRORS:
+        return raw
+
+
+def _subject(message: Message) -> str:
+    raw = _raw_header(message, "Subject")
+    if len(raw) > MAX_SUBJECT_CHARS or raw.count(_ENCODED_WORD) > MAX_SUBJECT_ENCODED_WORDS:
+        return ""
+    return " ".join(_decoded_header(message, "Subject", raw).split())
 
 
 def _sender(message: Message) -> tuple[str, str]:
-    """(display name, lower-cased bare address) of From; a mail without one cannot be answered."""
-    name, address = parseaddr(_header(message, "From"))
-    local, at, domain = address.rpartition("@")
-    if not (at and local and domain):
-        raise UnreadableMail("no sender address in From")
-    return name, address.lower()
+    """(display name, lower-cased address) of the one From address; anything else is refused.
+
+    The address is what ``email.headerregistry`` parses, and must be plain ASCII (pbem answers
+    without SMTPUTF8): a mail with no From, several From headers, several addresses in From, or
+    an address with control or non-ASCII characters cannot be answered, so it is not read.
+    """
+    values = _raw_headers(message, "From")
+    if not values:
+        raise UnreadableMail("no From header")
+    if len(values) > 1:
+        raise UnreadableMail("several From headers")
+    if len(values[0]) > MAX_FROM_CHARS or values[0].count(_ENCODED_WORD) > MAX_FROM_ENCODED_WORDS:
+        raise UnreadableMail("the From header is beyond the limits")
+    try:
+        header = message.policy.header_fetch_parse("From", values[0])
+        addresses = header.addresses
+    except _EMAIL_PACKAGE_ERRORS:
+        raise UnreadableMail("the From header cannot be read") from None
+    if any(not isinstance(defect, errors.ObsoleteHeaderDefect) for defect in header.defects):
+        raise UnreadableMail("the From header is malformed")  # e.g. 'ben@example.org <evil@example.net>'
+    if len(addresses) != 1:
+        raise UnreadableMail("no single sender address in From")
+    address = addresses[0].addr_spec
+    if not is_plain_address(address):
+        raise UnreadableMail("the sender address cannot be answered")
+    name = " ".join("".join(ch if ch.isprintable() else " " for ch in addresses[0].display_name).split())
+    return name[:200], address.lower()
 
 
 def message_id_of(raw: bytes) -> str:
-    """The mail's Message-ID (the first ``<…>`` of the header), or one made from a hash of its bytes.
+    """The mail's Message-ID (the first valid ``<…>`` of the header), or one made from a hash of
+    its bytes.
 
     The same mail read twice gets the same id either way: this is what makes applying it
-    idempotent, so the pipeline and the reader both use this one function.
+    idempotent, so the pipeline and the reader both use this one function.  Only printable
+    ASCII ids are taken, so an id copied into an answer's In-Reply-To is always safe.
     """
-    try:
-        header = BytesHeaderParser(policy=default_policy).parsebytes(raw).get("Message-ID", "")
-        found = _MESSAGE_ID.search(str(header))
-    except Exception:  # a header so broken that the parser gives up still names a mail
-        found = None
-    return found.group() if found else f"<{hashlib.sha256(raw).hexdigest()[:40]}@pbem.invalid>"
+    header = raw[: min(_header_end(raw), MAX_HEADER_BYTES)].decode("ascii", errors="replace")
+    for match in re.finditer(r"^message-id:[ \t]*((?:[^\r\n]|\r?\n[ \t])*)", header, re.IGNORECASE | re.MULTILINE):
+        found = _MESSAGE_ID.search(match.group(1))
+        if found:
+            return found.group()
+        break
+    return f"<{hashlib.sha256(raw).hexdigest()[:40]}@pbem.invalid>"
 
 
 def _message_ids(message: Message, header: str) -> list[str]:
-    return _MESSAGE_ID.findall(" ".join(_headers(message, header)))
+    return _MESSAGE_ID.findall(" ".join(_raw_headers(message, header)))
 
 
-def _reply_tokens(
-    message: Message, service_address: str, in_reply_to: str | None, references: list[str]
-) -> list[str]:
-    """Tokens from the address the player wrote to, then from the mail answered, then the thread."""
+def _reply_tokens(message: Message, service_address: str, answered: list[str]) -> list[str]:
+    """Tokens from the address the player wrote to, then from the mails answered (newest first)."""
     local, _, domain = service_address.lower().rpartition("@")
-    plus_address = re.compile(rf"{re.escape(local)}\+({TOKEN_PATTERN})@{re.escape(domain)}")
-    recipients = [
-        address.lower()
-        for header in ("To", "Cc", "Delivered-To", "X-Original-To")
-        for _, address in getaddresses(_headers(message, header))
-    ]
-    candidates = [match[1] for address in recipients if (match := plus_address.fullmatch(address))]
-    for message_id in ([in_reply_to] if in_reply_to else []) + references[::-1]:
-        if match := _TOKEN_MESSAGE_ID.fullmatch(message_id):
-            candidates.append(match[1])
+    plus_address = re.compile(rf"(?<![\w.+-]){re.escape(local)}\+({TOKEN_PATTERN})@{re.escape(domain)}(?![\w.-])",
+                              re.IGNORECASE)
+    candidates = [found.group(1).lower()
+                  for header in ("To", "Cc", "Delivered-To", "X-Original-To")
+                  for value in _raw_headers(message, header)
+                  for found in plus_address.finditer(value)]
+    candidates += [match[1] for message_id in answered if (match := _TOKEN_MESSAGE_ID.fullmatch(message_id))]
     return list(dict.fromkeys(candidates))
 
 
 def _why_automatic(message: Message, sender: str, service_address: str) -> str | None:
     """The first sign that a machine sent this mail (RFC 3834 and common practice), if any."""
-    auto_submitted = _header(message, "Auto-Submitted").strip().lower()
+    auto_submitted = _raw_header(message, "Auto-Submitted").strip().lower()
     if auto_submitted and auto_submitted.split(";")[0].strip() != "no":
-        return f"Auto-Submitted: {auto_submitted}"
-    precedence = _header(message, "Precedence").strip().lower()
+        return f"Auto-Submitted: {auto_submitted[:100]}"
+    precedence = _raw_header(message, "Precedence").strip().lower()
     if precedence in _BULK_PRECEDENCE:
         return f"Precedence: {precedence}"
     for header in ("List-Id", "List-Unsubscribe", "X-Autoreply", "X-Autorespond"):
         if header in message:
             return f"{header} header"
-    if sender.partition("@")[0] in _AUTOMATIC_SENDERS:
+    if is_machine_address(sender):
         return f"sent by {sender}"
     if sender == service_address.lower():
         return "sent by the service itself"
-    if _header(message, "Return-Path").strip() == "<>":
+    if _raw_header(message, "Return-Path").strip() == "<>":
         return "empty Return-Path (a bounce)"
-    if _header(message, "Content-Type").partition(";")[0].strip().lower() == "multipart/report":
+    if message.get_content_type() == "multipart/report":
         return "multipart/report (a delivery or read report)"
+    if _AUTOMATIC_SUBJECT.match(_subject(message)):
+        return "a subject only machines write"
     return None
 
 
-def _body_text(message: EmailMessage) -> str:
+def _body_text(message: EmailMessage, is_command: Callable[[str], bool]) -> str:
     """The mail's text: the plain part if there is one, else the HTML part turned into text.
 
     A MIME structure the email package cannot take apart reads as no text: the sender is still
@@ -236,23 +381,22 @@ def _body_text(message: EmailMessage) -> str:
         part = message.get_body(preferencelist=("plain", "html"))
         if part is None:
             return ""
-        return _part_text(part)
+        text = _decoded(part)[:MAX_BODY_CHARS].replace("\r\n", "\n")
+        if part.get_content_type() == "text/html":
+            return html_to_text(text)
+        if str(part.get_param("format", "")).lower() == "flowed":
+            return unflow(text, str(part.get_param("delsp", "")).lower() == "yes", is_command)
+        return text
     except _EMAIL_PACKAGE_ERRORS:
         return ""
-
-
-def _part_text(part: Message) -> str:
-    text = _decoded(part).replace("\r\n", "\n")
-    if part.get_content_type() == "text/html":
-        return html_to_text(text)
-    if str(part.get_param("format", "")).lower() == "flowed":
-        return _unflow(text, delete_space=str(part.get_param("delsp", "")).lower() == "yes")
-    return text
 
 
 def _decoded(part: Message) -> str:
     """The part's text, surviving wrong or unknown charset labels rather than failing."""
     payload = part.get_payload(decode=True) or b""
+    if not isinstance(payload, bytes):
+        return ""
+    payload = payload[: 4 * MAX_BODY_CHARS]
     for charset in (part.get_content_charset() or "us-ascii", "utf-8"):
         try:
             return payload.decode(charset)
@@ -261,73 +405,153 @@ def _decoded(part: Message) -> str:
     return payload.decode("cp1252", errors="replace")
 
 
-def _unflow(text: str, delete_space: bool) -> str:
-    """Join the soft line breaks of format=flowed (RFC 3676), keeping quote depths apart."""
+def unflow(text: str, delete_space: bool = False, is_command: Callable[[str], bool] = lambda line: False) -> str:
+    """Join the soft line breaks of format=flowed (RFC 3676), keeping quote depths apart.
+
+    A paragraph also ends after a command line and before an attribution or header line: a
+    client that leaves a space after ``accept`` must not glue it to "On … wrote:" below.
+    """
     lines: list[tuple[int, str]] = []
     joining = False
     for line in text.split("\n"):
         depth = len(line) - len(line.lstrip(">"))
         content = line[depth:].removeprefix(" ")
-        if joining and lines and lines[-1][0] == depth:
+        if joining and lines and lines[-1][0] == depth and not _starts_original(content):
             lines[-1] = (depth, lines[-1][1] + content)
         else:
             lines.append((depth, content))
         joining = content.endswith(" ") and content != "-- "
         if joining and delete_space:
             lines[-1] = (depth, lines[-1][1][:-1])
+        if joining and is_command(lines[-1][1].strip()):
+            joining = False
     return "\n".join(f"{'>' * depth} {content}" if depth else content for depth, content in lines)
 
 
-def new_text(body: str) -> str:
-    """Only what the player newly wrote: no quote, attribution, header block, signature or board."""
-    parser = ReplyParser(text=body, languages=list(_REPLY_LANGUAGES), keep_hyphen_lists=True)
-    text = _cut_original(parser.text)
-    text = "\n".join(line for line in text.split("\n") if not line.startswith(">"))
-    for signature in (parser.SIGNATURE_REGEX, _GERMAN_SENT_FROM):
-        text = _cut_signature(text, signature)
-    lines = [line for line in text.split("\n") if not _SERVICE_LINE.match(line)]
+def _starts_original(line: str) -> bool:
+    """A line that may open a quoted original (an attribution or an Outlook header line)."""
+    line = line.strip()
+    return len(line) <= MAX_WINDOW_CHARS and bool(_ATTRIBUTION.match(line) or _HEADER_BLOCK_START.match(line)
+                                                    and _HEADER_BLOCK.match(line))
+
+
+_SIGNATURE_TAIL = r"(.|\s)*)"
+
+
+def _signature_pattern(languages: Sequence[str]) -> re.Pattern[str]:
+    """mail-parser-reply's signature pattern, without its tail that swallows the rest of the
+    text: it is matched at the start of one line at a time."""
+    pattern = ReplyParser(text="", languages=list(languages), keep_hyphen_lists=True).SIGNATURE_REGEX
+    if pattern.pattern.endswith(_SIGNATURE_TAIL):
+        return re.compile(pattern.pattern[: -len(_SIGNATURE_TAIL)] + ")", pattern.flags)
+    return pattern
+
+
+_SIGNATURE = _signature_pattern(_REPLY_LANGUAGES)
+
+
+def new_text(body: str, context: ReadingContext | None = None, quoted: str | None = None) -> str:
+    """Only what the player newly wrote: no quote, attribution, header block, signature or board.
+
+    ``quoted`` is the text of the service mail being answered, if known: a run of its lines
+    quoted without '>' is cut like any other original.
+    """
+    context = context or ReadingContext("")
+    lines = [line.strip() for line in body[:MAX_BODY_CHARS].replace("\r\n", "\n").split("\n")]
+    own_lines = {line.strip() for line in (quoted or "").split("\n") if line.strip()}
+    lines = _cut_original(lines, context, own_lines)
+    lines = [line for line in lines if not line.startswith(">")]
+    lines = _cut_signature(lines, context.is_command)
+    lines = [line for line in lines if not _SERVICE_LINE.match(line[:MAX_WINDOW_CHARS])]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-def _cut_signature(text: str, signature: re.Pattern[str]) -> str:
-    """Cut the first signature after which the player gives no command.
+def _cut_original(lines: list[str], context: ReadingContext, own_lines: Collection[str]) -> list[str]:
+    """Lines up to the unquoted original (at most MAX_NEW_LINES of them not quoted); attribution
+    lines that introduce a '>' quote are dropped, and the text after that quote is kept."""
+    kept: list[str] = []
+    read = 0
+    index = 0
+    while index < len(lines) and read < MAX_NEW_LINES:
+        line = lines[index]
+        if line.startswith(">") or not line:
+            kept.append(line)
+            index += 1
+            continue
+        span = _original_span(lines, index, context, own_lines)
+        if span:
+            following = next((later for later in lines[index + span:] if later), "")
+            if not following.startswith(">"):
+                break
+            index += span
+            continue
+        kept.append(line)
+        read += 1
+        index += 1
+    return kept
+
+
+def _original_span(lines: list[str], index: int, context: ReadingContext, own_lines: Collection[str]) -> int:
+    """How many lines from ``index`` introduce the original (0: none do)."""
+    line = lines[index]
+    following = lines[index + 1] if index + 1 < len(lines) else ""
+    if own_lines and line in own_lines:
+        after = next((later for later in lines[index + 1 : index + 3] if later), "")
+        if after in own_lines and len(line) + len(after) > 12:
+            return 1  # the service's own mail, quoted without '>'
+    if _names_service(line, context):
+        return 1
+    if _names_service(following, context) and following and not context.is_command(line):
+        pair = f"{line} {following}"
+        if line.endswith(("<", "(", ",")) or _is_attribution(pair):
+            return 2  # an attribution wrapped before the service's address
+    if len(line) <= MAX_WINDOW_CHARS:
+        if _is_attribution(line):
+            return 1
+        if following and len(following) <= MAX_WINDOW_CHARS and _is_attribution(f"{line}\n{following}"):
+            return 2
+        if _HEADER_BLOCK_START.match(line):
+            window = "\n".join(each[:MAX_WINDOW_CHARS] for each in lines[index : index + _HEADER_BLOCK_LINES])
+            if _HEADER_BLOCK.match(window):
+                return 1
+    return 0
+
+
+def _is_attribution(window: str) -> bool:
+    return len(window) <= 2 * MAX_WINDOW_CHARS and window.rstrip().endswith((":", "-")) and bool(
+        _ATTRIBUTION.match(window))
+
+
+def _names_service(line: str, context: ReadingContext) -> str | None:
+    """'header' when ``line`` names the service's address (any +tag) or one of its Message-IDs;
+    'attribution' when it names the service and ends like an attribution; else None."""
+    if not context.service_address:
+        return None
+    lowered = line.lower()
+    local, _, domain = context.service_address.lower().rpartition("@")
+    if f"@{domain}" in lowered and (f"{local}@" in lowered or f"{local}+" in lowered or _TOKEN_MESSAGE_ID.search(lowered)):
+        return "header"
+    name = context.service_name.lower()
+    if name and name in lowered and lowered.rstrip().endswith((":", "-")):
+        return "attribution"
+    return None
+
+
+def _cut_signature(lines: list[str], is_command: Callable[[str], bool]) -> list[str]:
+    """Cut at the first signature after which the player gives no command.
 
     Closing words ("Thanks, good game!", "Grüße an Anna") often stand above a command, and a
-    command must never be lost to a signature.
+    command must never be lost to a signature.  One pass: the last command line is found first.
     """
-    start = 0
-    while found := signature.search(text, start):
-        if not any(not isinstance(command, Note) for command in parse_commands(text[found.start() :])):
-            return text[: found.start()]
-        line_end = text.find("\n", found.start() + len(found.group()) - len(found.group().lstrip()))
-        if line_end < 0:
-            break
-        start = line_end + 1
-    return text
-
-
-def _cut_original(text: str) -> str:
-    """Cut off an unquoted original; drop attribution lines that introduce a '>' quote."""
-    for header in _HEADER_BLOCK.finditer(text):
-        if not _is_quoted_at(text, header.start()):
-            text = text[: header.start()]
-            break
-    for attribution in reversed(list(_ATTRIBUTION.finditer(text))):
-        if _is_quoted_at(text, attribution.start()):
+    last_command = max((index for index, line in enumerate(lines) if line and is_command(line)), default=-1)
+    for index in range(last_command + 1, len(lines)):
+        line = lines[index]
+        if not line or len(line) > MAX_WINDOW_CHARS:
             continue
-        following = text[attribution.end() :].lstrip()
-        if following.startswith(">"):
-            text = text[: attribution.start()] + text[attribution.end() :]
-        else:
-            text = text[: attribution.start()]
-    return text
-
-
-def _is_quoted_at(text: str, position: int) -> bool:
-    """Whether the line where a match starts (a match may begin with its line break) is quoted."""
-    while text.startswith("\n", position):
-        position += 1
-    return text.startswith(">", text.rfind("\n", 0, position) + 1)
+        window = "\n" + "\n".join(lines[index : index + 2])[: 2 * MAX_WINDOW_CHARS]
+        if _GERMAN_SENT_FROM.match(line) or _SIGNATURE.match(window, 1 if index else 0):
+            return lines[:index]
+    return lines
 
 
 _BLOCK_TAGS = frozenset(

@@ -16,7 +16,7 @@ import ssl
 import aiosmtplib
 
 from pbem.config import SmtpConfig
-from pbem.mail.connecting import LoginRefused, MailServerError
+from pbem.mail.connecting import LoginRefused, MailServerError, PermanentRefusal
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,12 @@ class SmtpSink:
         except aiosmtplib.SMTPServerDisconnected:
             self._client = None
             raise
+        except aiosmtplib.SMTPRecipientsRefused as exc:
+            await self._reset()
+            if not all(refusal.code >= 500 for refusal in exc.recipients):
+                raise
+            raise PermanentRefusal("; ".join(f"{refusal.recipient}: {refusal.code} {refusal.message}"
+                                             for refusal in exc.recipients)) from exc
         except aiosmtplib.SMTPResponseException:
             await self._reset()
             raise

@@ -75,6 +75,8 @@ class Conversation:
     erred: set[int | None] = field(default_factory=set)
     """The matches (None: no match) whose letter to the sender explains an error: it ends with
     the short help."""
+    reply_token: str | None = None
+    """A confirmation token for the general letter's Reply-To (account commands held for proof)."""
 
     # -- recording ------------------------------------------------------------------------
 
@@ -142,7 +144,7 @@ class Conversation:
         result: list[tuple[Player, Table | None, Letter]] = []
         sender_tables = [news for news in self.news.values() if news.table.seat_of(self.sender) is not None]
         general = list(self.general)
-        if len(sender_tables) == 1 and general:
+        if len(sender_tables) == 1 and general and self.reply_token is None:
             sender_tables[0].for_sender[:0] = general
             general = []
             if None in self.erred:
@@ -175,6 +177,7 @@ class Conversation:
             text=text,
             html=render("notice.html", language, texts=texts, subject=subject, **context),
             language=language,
+            token=self.reply_token,
             in_reply_to=self.mail.message_id,
             references=tuple(self.mail.references),
         )

@@ -4,32 +4,43 @@
 inside the transaction the pipeline commits, so the state change and the answers it queues
 are stored together or not at all.  The order of the work:
 
-1. read the mail (sender, game token, new text); never answer automatic mail;
+1. read the mail within bounded work (sender, game token, new text); never answer automatic
+   or unreadable mail, and read nothing but the header of a mail over ``max_mail_bytes``;
 2. find the game by the reply token, and make sure the token belongs to the sender;
-3. recognise a reply to an older mail of the game: it may not change the game;
-4. run the commands in the order written;
+3. recognise a reply to an older mail of the game (by In-Reply-To, else by the newest of the
+   game's mails its References name): it may not change the game;
+4. run the commands in the order written: help, board, games and ratings once per mail;
+   account commands only with proof that the sender reads their mailbox (a token of theirs,
+   else a confirmation mail they answer); notes only without service addresses or tokens;
 5. word the news into letters, queue them, and remember them in each player's thread.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+import re
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.policy import default as default_policy
+from functools import partial
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from pbem import commands
 from pbem.config import Config
 from pbem.daemon.pipeline import queue_mail
 from pbem.mail.composing import compose, parse_game_message_id
-from pbem.mail.reading import IncomingMail, read_mail, subject_text
+from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail,
+                               subject_text)
 from pbem.service import account, clocks, invitations, play
 from pbem.service.conversation import Conversation
 from pbem.service.dice import SECURE_DICE, DiceRoller
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import utc_now
-from pbem.store.game_records import MatchStatus
-from pbem.store.mail_records import InboundMail, InboundState
+from pbem.store.game_records import AccountConfirmation, MatchStatus
+from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
 
 log = logging.getLogger(__name__)
 
@@ -37,14 +48,25 @@ _GAME_COMMANDS = (
     commands.Move, commands.Roll, commands.Double, commands.Take, commands.Drop, commands.Beaver,
     commands.Resign, commands.Remis,
 )
+_ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings)
+"""Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
+_NEEDS_PROOF = (commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation)
+"""Account commands: taken only from a mail that proves the sender reads their mailbox."""
+CONFIRMATION_VALID = timedelta(days=7)
+_QUOTED_LOOKUPS = 5
+_TOKEN_WORD = re.compile(rf"(?<![a-z0-9]){TOKEN_PATTERN}(?![a-z0-9])")
 
 
 def handle_mail(
     session: Session, raw: bytes, inbound: InboundMail, config: Config,
     dice: DiceRoller = SECURE_DICE, now: datetime | None = None,
 ) -> None:
-    """Apply one mail; see the module docstring.  An unreadable mail raises (and is shunted)."""
-    mail = read_mail(raw, config.service.address)
+    """Apply one mail; see the module docstring."""
+    try:
+        mail = read_mail(raw, _reading_context(session, config))
+    except UnreadableMail as unreadable:
+        inbound.state, inbound.reason = InboundState.IGNORED, f"unreadable mail: {unreadable.reason}"
+        return
     if mail.automatic:
         inbound.state, inbound.reason = InboundState.IGNORED, f"automatic mail: {mail.automatic}"
         return
@@ -53,27 +75,120 @@ def handle_mail(
         return
     sender = invitations.player_for(session, mail.sender, mail.sender_name)
     talk = Conversation(session, config, sender, mail, dice, now or utc_now())
-    if mail.size > config.limits.max_mail_bytes:
+    if mail.too_large:
         talk.say_template("too_large", limit=config.limits.max_mail_bytes // 1000)
     else:
         _run(talk, mail)
     send_letters(talk)
 
 
+def _reading_context(session: Session, config: Config) -> ReadingContext:
+    return ReadingContext(
+        service_address=config.service.address,
+        service_name=config.service.name,
+        max_bytes=config.limits.max_mail_bytes,
+        is_command=commands.is_command_line,
+        quoted_text=partial(_our_text, session, config.service.address),
+    )
+
+
+def _our_text(session: Session, service_address: str, message_ids: Sequence[str]) -> str | None:
+    """The text part of the newest of our own mails among ``message_ids`` (newest first)."""
+    domain = "@" + service_address.rpartition("@")[2].lower() + ">"
+    ours = [message_id for message_id in message_ids if message_id.lower().endswith(domain)][:_QUOTED_LOOKUPS]
+    for message_id in ours:
+        raw = session.exec(select(OutboundMail.raw).where(OutboundMail.message_id == message_id)).first()
+        if raw is not None:
+            message = BytesParser(policy=default_policy).parsebytes(raw)
+            assert isinstance(message, EmailMessage)
+            body = message.get_body(preferencelist=("plain",))
+            return str(body.get_content()) if body is not None else None
+    return None
+
+
 def _run(talk: Conversation, mail: IncomingMail) -> None:
     found = _find_table(talk, mail)
     table, seat = found if found else (None, None)
+    confirmed = _confirmation(talk, mail) if table is None else None
     stale = table is not None and _answers_older_mail(mail, table, seat)
-    parsed = commands.parse_commands(mail.new_text, subject_text(mail.subject))
+    parsed = _once_each(commands.parse_commands(mail.new_text, subject_text(mail.subject)))
     if table is not None:
         talk.news_of(table)
         table.add_to_thread(seat, mail.message_id)
         if stale and any(isinstance(command, _GAME_COMMANDS) for command in parsed):
             talk.say_template("older_mail", table)
+    if confirmed is not None:
+        confirmed.confirmed_at = talk.now
+        talk.session.add(confirmed)
+        held = _once_each([command for line in confirmed.commands for command in commands.parse_commands(line)])
+        parsed = [*held, *parsed]
+    proven = table is not None or confirmed is not None
+    unproven = [command for command in parsed if isinstance(command, _NEEDS_PROOF) and not proven]
     for command in parsed:
-        _dispatch(talk, command, table, seat, stale)
+        if command not in unproven:
+            _dispatch(talk, command, table, seat, stale)
+    if unproven:
+        _ask_for_confirmation(talk, unproven)
     if not parsed:
         talk.say_template("nothing_to_do_game" if table is not None else "nothing_to_do", table)
+
+
+def _once_each(parsed: list[commands.Command]) -> list[commands.Command]:
+    """The commands with every repeat of an answer-only command (help, board, …) left out."""
+    seen: set[type] = set()
+    kept = []
+    for command in parsed:
+        if isinstance(command, _ONCE_PER_MAIL):
+            if type(command) in seen:
+                continue
+            seen.add(type(command))
+        kept.append(command)
+    return kept
+
+
+def _confirmation(talk: Conversation, mail: IncomingMail) -> AccountConfirmation | None:
+    """The sender's open confirmation that this mail answers, if any."""
+    for token in mail.reply_tokens:
+        found = talk.session.get(AccountConfirmation, token)
+        if (found is not None and found.player_id == talk.sender.id and found.confirmed_at is None
+                and found.created_at > talk.now - CONFIRMATION_VALID):
+            return found
+    return None
+
+
+def _ask_for_confirmation(talk: Conversation, held: list[commands.Command]) -> None:
+    """Hold account commands of a mail without a token until the sender answers a mail to their
+    own address: whoever forged the From never sees it."""
+    lines = [_command_text(command) for command in held]
+    token = new_token()
+    talk.session.add(AccountConfirmation(token=token, player_id=talk.sender.id, commands=lines, created_at=talk.now))
+    talk.reply_token = token
+    talk.say_template("confirm_account", commands=lines)
+
+
+def _command_text(command: commands.Command) -> str:
+    """An account command written out again, as ``parse_commands`` reads it."""
+    match command:
+        case commands.Language(code=code):
+            return f"lang {code}"
+        case commands.SetNumbering(kind=kind):
+            return f"numbering {kind.value}"
+        case commands.Vacation(days=days):
+            return f"vacation {days}"
+        case commands.Stop():
+            return "stop"
+        case _:
+            raise AssertionError(f"not an account command: {command!r}")
+
+
+def safe_note(text: str, service_address: str) -> str:
+    """A note without any line that holds a service address (with any +tag) or a token: a quote
+    line the reader did not recognise must never hand a player's reply address to the opponent."""
+    local, _, domain = service_address.lower().rpartition("@")
+    address = re.compile(rf"{re.escape(local)}(?:\+[^@\s]*)?@{re.escape(domain)}")
+    kept = [line for line in text.split("\n")
+            if not (address.search(line.lower()) or _TOKEN_WORD.search(line.lower()))]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
 
 
 def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | None:
@@ -96,11 +211,18 @@ def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | N
 
 
 def _answers_older_mail(mail: IncomingMail, table: Table, seat: int) -> bool:
-    """True when the mail replies to one of our game mails that showed an earlier state."""
-    stamp = parse_game_message_id(mail.in_reply_to)
-    if stamp is None or stamp.token != table.token(seat):
-        return False
-    return (stamp.game_number, stamp.turn) != table.stamp
+    """True when the mail replies to one of our game mails that showed an earlier state.
+
+    The mail answered is In-Reply-To when that names one of this seat's game mails; when it is
+    missing or damaged, the newest of the game mails that References names stands for it.
+    """
+    token = table.token(seat)
+    parent = parse_game_message_id(mail.in_reply_to)
+    if parent is not None and parent.token == token:
+        return (parent.game_number, parent.turn) != table.stamp
+    stamps = [(stamp.game_number, stamp.turn) for message_id in mail.references
+              if (stamp := parse_game_message_id(message_id)) is not None and stamp.token == token]
+    return bool(stamps) and max(stamps) != table.stamp
 
 
 def _dispatch(
@@ -108,7 +230,8 @@ def _dispatch(
 ) -> None:
     match command:
         case commands.Note(text=text):
-            if table is not None and seat is not None:
+            text = safe_note(text, talk.config.service.address)
+            if table is not None and seat is not None and text:
                 table.leave_note(1 - seat, text)
                 talk.say_template("note_passed_on", table, opponent=table.players[1 - seat].display_name)
         case commands.CommandError(code=code, details=details):

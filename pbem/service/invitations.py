@@ -10,9 +10,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
+from typing import Any
+
 from sqlmodel import Session, col, select
 
 from pbem import commands
+from pbem.addresses import is_person_address
 from pbem.mail.reading import new_token
 from pbem.rules import scoring
 from pbem.service import assistant
@@ -94,11 +97,18 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
     if is_service_address(address, talk.config.service.address):
         talk.say_template("cannot_invite_service")
         return
+    if not is_person_address(address):
+        talk.say_template("invitee_not_a_person", address=address[:80])
+        return
     limit = talk.config.limits.invitations_per_day
-    if limit and _matches_opened_in_a_day(talk) >= limit:
+    if limit and _matches_opened_in_a_day(talk, MatchRecord.player0_id == talk.sender.id) >= limit:
         talk.say_template("invitation_limit", limit=limit, address=address)
         return
     invitee = player_for(talk.session, address)
+    received = talk.config.limits.invitations_received_per_day
+    if received and _matches_opened_in_a_day(talk, MatchRecord.player1_id == invitee.id) >= received:
+        talk.say_template("invitee_limit", limit=received, address=address)
+        return
     if invitee.refuses_invitations:
         talk.say_template("invitee_refuses", address=address)
         return
@@ -115,13 +125,13 @@ def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
     accept(talk, table, 1)
 
 
-def _matches_opened_in_a_day(talk: Conversation) -> int:
-    """Invitations and rematches the sender sent to people (not the Assistant) in the 24 hours
-    before this mail: the rate limit that keeps the service from mailing strangers in bulk."""
+def _matches_opened_in_a_day(talk: Conversation, which: Any) -> int:
+    """Invitations and rematches to people (not the Assistant) in the 24 hours before this mail,
+    sent by the sender or received by the invitee (``which``): the rate limits that keep the
+    service from mailing strangers in bulk, whoever forges the senders."""
     since = talk.now - timedelta(days=1)
     query = (select(MatchRecord.id).join(Player, col(Player.id) == MatchRecord.player1_id)
-             .where(MatchRecord.player0_id == talk.sender.id, MatchRecord.created_at > since,
-                    Player.address != assistant.ADDRESS))
+             .where(which, MatchRecord.created_at > since, Player.address != assistant.ADDRESS))
     return len(talk.session.exec(query).all())
 
 

@@ -113,3 +113,18 @@ class FinishedGame(SQLModel, table=True):
     number: int
     game: dict[str, Any] = Field(sa_type=JSON)
     finished_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+
+
+class AccountConfirmation(SQLModel, table=True):
+    """Account commands (``lang``, ``numbering``, ``stop``, ``vacation``) from a mail that carried
+    no token of the sender, held until the sender answers the confirmation mail sent to their
+    address: a forged From can then change nothing of anybody's account."""
+
+    __tablename__ = "account_confirmations"
+
+    token: str = Field(sa_type=Text, primary_key=True)
+    player_id: int = Field(foreign_key="players.id", index=True)
+    commands: list[str] = Field(sa_type=JSON)
+    """The command lines as written, read again when confirmed."""
+    created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+    confirmed_at: datetime | None = Field(sa_type=UTCDateTime, default=None)

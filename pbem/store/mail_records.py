@@ -52,3 +52,25 @@ class OutboundMail(SQLModel, table=True):
     attempts: int = 0
     next_attempt_at: datetime = Field(sa_type=UTCDateTime)
     last_error: str = Field(sa_type=Text, default="")
+
+
+class InboundAttempt(SQLModel, table=True):
+    """A mail being applied, written and committed before its transaction starts: if the process
+    dies in it, the row stays, and a mail that killed the process twice is shunted."""
+
+    __tablename__ = "inbound_attempts"
+
+    message_id: str = Field(sa_type=Text, primary_key=True)
+    attempts: int = 0
+    started_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class OutboundGivenUp(SQLModel, table=True):
+    """An answer no longer tried: refused for good by the mail server, or failing past
+    ``[limits] give_up_after``.  ``pbem status`` lists these for the operator."""
+
+    __tablename__ = "outbound_given_up"
+
+    outbound_id: int = Field(foreign_key="outbound_mail.id", primary_key=True)
+    given_up_at: datetime = Field(sa_type=UTCDateTime)
+    reason: str = Field(sa_type=Text, default="")

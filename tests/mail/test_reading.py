@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from pbem.commands import Accept, Double, Move, Note, Rematch, Roll, Take, parse_commands
+from pbem.commands import Accept, Double, Move, Note, Rematch, Roll, Take, is_command_line, parse_commands
 from pbem.mail.reading import (
     TOKEN_PATTERN,
+    ReadingContext,
     UnreadableMail,
     html_to_text,
     new_text,
@@ -23,7 +24,8 @@ from pbem.mail.reading import (
 from pbem.mail.composing import game_message_id
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SERVICE = "backgammon@example.org"
+SERVICE_ADDRESS = "backgammon@example.org"
+SERVICE = ReadingContext(SERVICE_ADDRESS, "Backgammon by Mail", is_command=is_command_line)
 T1 = "k7m2q4xw3pa5rb6cd2ef7gh3ij"
 T2 = "q3v5n7b2x4z6c3m5l7k2j4h6g3"
 SERVICE_LINES = ("Position ID", "Match ID", "24/18 13/9\n", "+13-14", "| X", "BAR")
@@ -173,7 +175,7 @@ def test_the_composing_helpers_round_trip_through_reading(data: st.DataObject) -
     token = new_token()
     other = data.draw(st.from_regex(TOKEN_PATTERN, fullmatch=True))
     headers = (
-        f"From: bob@example.com\nTo: {reply_address(SERVICE, token)}\n"
+        f"From: bob@example.com\nTo: {reply_address(SERVICE_ADDRESS, token)}\n"
         f"In-Reply-To: {game_message_id(other, (1, 2), 'example.org')}"
     )
     assert read_mail(_mail(headers), SERVICE).reply_tokens == list(dict.fromkeys([token, other]))
@@ -212,11 +214,11 @@ def test_unquoted_board_and_identifier_lines_are_dropped() -> None:
         "Position ID: 4HPwATDgc/ABMA\n"
         "Match ID   : cAkAAAAAAAAA\n"
     )
-    assert new_text(body) == "roll"
+    assert new_text(body, SERVICE) == "roll"
 
 
 def test_dash_spelling_moves_are_not_taken_for_signatures() -> None:
-    assert new_text("-22 13-9\n- 6-off\n6-") == "-22 13-9\n- 6-off\n6-"
+    assert new_text("-22 13-9\n- 6-off\n6-", SERVICE) == "-22 13-9\n- 6-off\n6-"
 
 
 def test_bottom_posting_keeps_the_text_below_the_quote() -> None:
@@ -229,16 +231,16 @@ def test_bottom_posting_keeps_the_text_below_the_quote() -> None:
         "-- \n"
         "Bob\n"
     )
-    assert new_text(body) == "13/9 13/7"
+    assert new_text(body, SERVICE) == "13/9 13/7"
 
 
 def test_an_attribution_without_a_marked_quote_ends_the_new_text() -> None:
     body = "double\n\nAm 03.06.2024 um 10:00 schrieb Anna <a@example.org>:\n\n24/18 13/9\n"
-    assert new_text(body) == "double"
+    assert new_text(body, SERVICE) == "double"
 
 
 def test_an_original_message_separator_ends_the_new_text() -> None:
-    assert new_text("board\n\n-----Original Message-----\nFrom: x\n24/18 13/9") == "board"
+    assert new_text("board\n\n-----Original Message-----\nFrom: x\n24/18 13/9", SERVICE) == "board"
 
 
 def test_html_keeps_visible_lines_and_drops_quotes_styles_and_scripts() -> None:
@@ -330,4 +332,4 @@ def test_damaged_mails_are_read_or_refused_but_never_crash(fixture: Path, positi
     ],
 )
 def test_signatures_are_cut_but_never_a_command_below_closing_words(body: str, expected: str) -> None:
-    assert new_text(body) == expected
+    assert new_text(body, SERVICE) == expected

@@ -161,6 +161,14 @@ class Player:
     def write(self, text: str, subject: str = "pbem", to: str | None = None) -> list[EmailMessage]:
         return self.post(compose_mail(self.sender, to or self.office.config.service.address, subject, text))
 
+    def write_setting(self, text: str) -> list[EmailMessage]:
+        """An account command in a new mail (no token): the service asks for confirmation by mail
+        to this address, and answering that mail carries it out; returns the answers to that."""
+        (question,) = self.write(text)
+        assert token_of(question) is not None and "confirm" in text_of(question).lower() \
+            or "bestätigen" in text_of(question), text_of(question)
+        return self.reply("", to=question)
+
     def reply(self, text: str, to: EmailMessage | None = None) -> list[EmailMessage]:
         return self.post(compose_reply(self.sender, to or self.last, text))
 

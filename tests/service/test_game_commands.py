@@ -191,9 +191,9 @@ def test_board_games_help_language_and_numbering(office, anna, ben):
     assert "against Anna: a single game, score 0-0, your turn" in text_of(ben.last)
     ben.write("help")
     assert "How to play backgammon by mail" in text_of(ben.last)
-    ben.write("numbering fixed")
+    ben.write_setting("numbering fixed")
     assert "fixed numbering" in text_of(ben.last)
-    ben.write("lang de")
+    ben.write_setting("lang de")
     office.dice.load((6, 5))
     acts(office, ben, "würfeln", to=game_mail)
     assert "Sie sind am Zug (6-5)" in str(ben.last["Subject"])
@@ -204,7 +204,7 @@ def test_board_games_help_language_and_numbering(office, anna, ben):
 
 
 def test_german_command_aliases(office, anna, ben):
-    anna.write("sprache de")
+    anna.write_setting("sprache de")
     office.dice.load((3, 1))
     anna.write("einladen ben@example.org")
     ben.reply("annehmen")

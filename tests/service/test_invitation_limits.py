@@ -33,7 +33,7 @@ def test_the_limit_is_told_in_german(office):
     anna = Player(office, "anna@example.org", "Anna")
     for n in range(3):
         anna.write(f"einladen friend{n}@example.org")
-    anna.write("sprache de")
+    anna.write_setting("sprache de")
     anna.write("einladen friend9@example.org")
     assert "Sie haben in den letzten 24 Stunden 2 Einladungen verschickt" in text_of(anna.last)
 
