@@ -237,9 +237,14 @@ class Recorder:
         self.received: list[Received] = []
         self.refusing = False
         self.refused = 0
+        self.unknown_users: set[str] = set()
+        """Recipients refused for good (550), as a server refuses a mailbox that does not exist."""
         self._arrived = threading.Condition()
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options) -> str:
+        if address.lower() in self.unknown_users:
+            self.refused += 1
+            return "550 5.1.1 No such user here"
         if self.refusing:
             self.refused += 1
             return "451 4.3.0 Mailbox temporarily unavailable, try again later"
