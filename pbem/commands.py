@@ -65,6 +65,10 @@ from pbem.addresses import is_plain_address
 from pbem.rules.notation import Numbering, looks_like_play
 from pbem.rules.scoring import Format
 
+MAX_COMMAND_CHARS = 400
+"""A longer line is never a command: it is read as a note."""
+MAX_DETAILS_CHARS = 80
+"""What an error repeats of the line, at most."""
 MAX_MATCH_LENGTH = 25
 MAX_GAMES = 99
 MAX_STAKE = 1000
@@ -211,6 +215,10 @@ class CommandError:
     code: str
     details: str = ""
 
+    def __post_init__(self) -> None:
+        if len(self.details) > MAX_DETAILS_CHARS:
+            object.__setattr__(self, "details", self.details[: MAX_DETAILS_CHARS - 1] + "…")
+
 
 Command = (
     Invite | PlayAssistant | Accept | Decline | Move | Roll | Double | Take | Drop | Beaver
@@ -303,6 +311,8 @@ def is_command_line(line: str) -> bool:
 def _read_line(line: str) -> Command:
     """One non-blank line: a command, an error, a move or a note."""
     line = unicodedata.normalize("NFC", line)
+    if len(line) > MAX_COMMAND_CHARS:
+        return Note(line)
     words = line.lower().rstrip(".!").split()
     if not words:
         return Note(line)

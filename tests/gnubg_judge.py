@@ -7,6 +7,8 @@ run *by* gnubg as its Python script, it answers with the program's own analysis.
 * :func:`analyse` imports ``.mat`` texts and runs ``analyse match`` at ``plies`` (gnubg's plies:
   2 here is the "2-ply" of gnubg's menus, bgsage's "3ply"), and returns gnubg's statistics per
   match and per game for each seat (seat 0 is the .mat's left column, gnubg's player "X").
+* :func:`cube_decisions` has gnubg evaluate the cube (``cfevaluate``) in given positions, seen
+  by the player on roll, and returns its equities and its recommendation in its own words.
 
 gnubg's error rate in mEMG is the error (normalised to EMG, "EMG (MWC)" in its tables) per
 unforced move or close cube decision, times 1000: :func:`rates` computes it from the totals.
@@ -37,6 +39,25 @@ def analyse(mats: Sequence[str], plies: int = 2, timeout: float = 3600) -> list[
     where each ``s`` holds ``unforced``, ``checker_error``, ``close_cube``, ``cube_error`` (EMG),
     ``very_bad``, ``bad``, ``moves`` and ``luck`` (EMG) for that seat."""
     return _ask({"kind": "analyse", "mats": list(mats), "plies": plies}, timeout)
+
+
+def cube_decisions(positions: Sequence[dict], plies: int = 2, timeout: float = 600) -> list[dict]:
+    """gnubg's cube analysis of each ``{"position_id", "cube", "owner", "length", "score",
+    "crawford", "jacoby", "beaver"}`` for the player on roll: ``owner`` is None (centred), 0 (the
+    player on roll) or 1; ``score`` is (on roll, opponent); ``length`` 0 is money play.
+    Returns ``{"nd", "dt", "dp", "text"}``: gnubg's cubeful equities for no double,
+    double/take, double/pass, and its recommendation (e.g. "Double, take",
+    "Too good to double, pass", "No double, beaver")."""
+    return _ask({"kind": "cube", "positions": list(positions), "plies": plies}, timeout)
+
+
+def proper_action(text: str) -> tuple[bool | None, str]:
+    """gnubg's recommendation as (the roller should double, None where gnubg calls the double
+    optional; the opponent's answer: take, drop or beaver)."""
+    first, _, second = text.lower().partition(", ")
+    doubles = None if first.startswith("optional") else first in ("double", "redouble")
+    answer = {"take": "take", "pass": "drop", "beaver": "beaver"}[second.strip()]
+    return doubles, answer
 
 
 def rates(seats: Sequence[dict]) -> dict[str, float]:
@@ -84,7 +105,10 @@ def _serve() -> None:
         gnubg.command(f"set analysis {kind} evaluation cubeful on")
     gnubg.command(f"set evaluation cubedecision evaluation plies {plies}")
     gnubg.command(f"set evaluation chequerplay evaluation plies {plies}")
-    reply = [_analyse(gnubg, text, index) for index, text in enumerate(request["mats"])]
+    if request["kind"] == "analyse":
+        reply = [_analyse(gnubg, text, index) for index, text in enumerate(request["mats"])]
+    else:
+        reply = [_cube(gnubg, position, plies) for position in request["positions"]]
     Path(os.environ[_REPLY_ENV]).write_text(json.dumps(reply))
 
 
@@ -114,6 +138,18 @@ def _seats(stats: dict) -> list[dict]:
             "luck": dice.get("luck", 0.0),
         })
     return seats
+
+
+def _cube(gnubg, position: dict, plies: int) -> dict:  # noqa: ANN001 - the gnubg module
+    owner = {None: -1, 0: 0, 1: 1}[position.get("owner")]
+    info = gnubg.cubeinfo(position.get("cube", 1), owner, 0, position.get("length", 0),
+                          tuple(position.get("score", (0, 0))), int(position.get("crawford", False)), 0)
+    info["jacoby"] = int(position.get("jacoby", False))
+    info["beavers"] = int(position.get("beaver", False))
+    context = {"cubeful": 1, "plies": plies, "deterministic": 1, "prune": 1, "noise": 0.0}
+    board = gnubg.positionfromid(position["position_id"])
+    _, nd, dt, dp, _, text = gnubg.cfevaluate(board, info, context)
+    return {"nd": nd, "dt": dt, "dp": dp, "text": text}
 
 
 if __name__ == "__main__" and _REQUEST_ENV in os.environ:

@@ -53,6 +53,8 @@ _ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Rating
 _NEEDS_PROOF = (commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation)
 """Account commands: taken only from a mail that proves the sender reads their mailbox."""
 CONFIRMATION_VALID = timedelta(days=7)
+MAX_NOTE_CHARS = 2000
+"""A personal note is passed on up to this length."""
 _QUOTED_LOOKUPS = 5
 _TOKEN_WORD = re.compile(rf"(?<![a-z0-9]){TOKEN_PATTERN}(?![a-z0-9])")
 
@@ -188,7 +190,8 @@ def safe_note(text: str, service_address: str) -> str:
     address = re.compile(rf"{re.escape(local)}(?:\+[^@\s]*)?@{re.escape(domain)}")
     kept = [line for line in text.split("\n")
             if not (address.search(line.lower()) or _TOKEN_WORD.search(line.lower()))]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    note = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    return note if len(note) <= MAX_NOTE_CHARS else note[: MAX_NOTE_CHARS - 1] + "…"
 
 
 def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | None:

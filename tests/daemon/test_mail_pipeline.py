@@ -18,7 +18,7 @@ from pbem.mail.sinks import MaildirSink
 from pbem.mail.reading import message_id_of
 from pbem.mail.sources import DONE_FOLDER, FAILED_FOLDER, MaildirSource
 from pbem.store.db import session_scope, utc_now
-from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
+from pbem.store.mail_records import InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 
 def mail(text: str, message_id: str | None = "<m1@example.org>", sender: str = "alice@example.org") -> bytes:
@@ -198,3 +198,54 @@ def test_retry_delay_grows_to_a_cap():
     assert retry_delay(1) == timedelta(seconds=30)
     assert retry_delay(2) == timedelta(seconds=60)
     assert retry_delay(20) == timedelta(hours=1)
+
+
+def test_retry_delay_never_overflows_however_many_attempts():
+    for attempts in (42, 43, 1000, 10**9):
+        assert retry_delay(attempts) == timedelta(hours=1)
+
+
+class RefusingSink:
+    """Refuses every mail to one address (a mailbox the server keeps refusing), sends the rest."""
+
+    def __init__(self, refused: str) -> None:
+        self.refused = refused
+        self.sent: list[list[str]] = []
+
+    async def send(self, raw: bytes, sender: str, recipients: list[str]) -> None:
+        if self.refused in recipients:
+            raise ConnectionError("451 try again later")
+        self.sent.append(recipients)
+
+    async def close(self) -> None:
+        return None
+
+
+def test_an_answer_failing_past_give_up_after_is_given_up_and_never_blocks_the_others(engine, config):
+    def queue(to: str) -> None:
+        with session_scope(engine) as session:
+            message = EmailMessage()
+            message["From"], message["To"] = "backgammon@localhost", to
+            message.set_content("answer")
+            queue_mail(session, message)
+
+    queue("ghost@example.org")
+    clock = Clock()
+    sink = RefusingSink("ghost@example.org")
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock,
+                            give_up_after=timedelta(days=3))
+    for hour in range(80):  # 80 hours of hourly retries, answers to others queued in between
+        queue(f"player{hour}@example.org")
+        asyncio.run(pipeline.flush_outbox())
+        clock.now += timedelta(hours=1, seconds=1)
+    assert [recipients for recipients in sink.sent] == [[f"player{hour}@example.org"] for hour in range(80)]
+    with session_scope(engine) as session:
+        (given_up,) = session.exec(select(OutboundGivenUp)).all()
+        ghost = session.get(OutboundMail, given_up.outbound_id)
+        assert ghost.recipients == ["ghost@example.org"] and "451" in given_up.reason
+        assert 72 <= ghost.attempts <= 74
+    attempts = ghost.attempts
+    clock.now += timedelta(days=1)
+    asyncio.run(pipeline.flush_outbox())
+    with session_scope(engine) as session:
+        assert session.get(OutboundMail, given_up.outbound_id).attempts == attempts  # never tried again

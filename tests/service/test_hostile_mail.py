@@ -1,0 +1,167 @@
+"""Hostile mails through the whole service: no secret reaches the opponent, nobody moves or
+changes settings for someone else, stale replies change nothing, and answers stay bounded."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from mail_clients import _quoted, _reply_headers
+from post_office import LoadedDice, Player, PostOffice, acts, check_answers, invite_and_accept, text_of, token_of
+
+from pbem.mail.local_client import compose_mail, compose_reply
+from pbem.service.inbox import safe_note
+from pbem.store.mail_records import InboundState
+
+ATTRIBUTIONS = [line.split("\t") for line in
+                (Path(__file__).parents[1] / "data" / "hostile" / "attributions.txt").read_text("utf-8").splitlines()
+                if line and not line.startswith("#")]
+TOKEN_SHAPE = re.compile(r"[a-z2-7]{26}")
+
+
+@pytest.fixture
+def game(config):
+    """Anna opened with 3-1 and played 8/5 6/5; Ben is asked to roll or double."""
+    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    invite_and_accept(office, anna, ben, "invite ben@example.org")
+    acts(office, anna, "8/5 6/5")
+    return office, anna, ben
+
+
+def _reply_with(player: Player, original, new: str, attribution: str, marked: bool):
+    message = _reply_headers(player.sender, original)
+    body = text_of(original)
+    message.set_content(f"{new}\n\n{attribution}\n\n{_quoted(body) if marked else body}")
+    return message
+
+
+@pytest.mark.parametrize(("client", "language", "line"), ATTRIBUTIONS, ids=[f"{c}-{lang}" for c, lang, _ in ATTRIBUTIONS])
+@pytest.mark.parametrize("marked", [True, False], ids=["quoted", "unquoted"])
+def test_no_reply_address_or_token_ever_reaches_the_opponent(game, client, language, line, marked):
+    office, anna, ben = game
+    original = ben.last
+    attribution = line.format(name="Backgammon by Mail", address=str(original["Reply-To"]).split("<")[-1].strip(">"))
+    office.dice.load((6, 5))
+    sent = ben.post(_reply_with(ben, original, "roll\nGood luck, Anna!", attribution, marked))
+    ben_token = office.table().token(1)
+    for mail in sent:
+        if mail["To"].addresses[0].addr_spec == "anna@example.org":
+            assert ben_token not in text_of(mail) and ben_token not in mail.as_string()
+    table = office.table()
+    assert table.game is not None and table.game.dice == (6, 5)
+    anna_mail = next(mail for mail in sent if "anna@" in str(mail["To"]))
+    assert "Good luck, Anna!" in text_of(anna_mail)
+    assert "Position ID: " in text_of(anna_mail)
+    for note in table.record.notes0 + table.record.notes1:
+        assert not TOKEN_SHAPE.search(note) and "backgammon" not in note.lower(), note
+
+
+def test_notes_lose_every_line_with_a_service_address_or_a_token():
+    note = ("Nice move!\nreply to backgammon+k7m2q4xw3pa5rb6cd2ef7gh3ij@localhost\nsee BACKGAMMON@LOCALHOST\n"
+            "k7m2q4xw3pa5rb6cd2ef7gh3ij\nDonaudampfschifffahrtsgesellschaftskapitän is long\nBye")
+    assert safe_note(note, "backgammon@localhost") == "Nice move!\nDonaudampfschifffahrtsgesellschaftskapitän is long\nBye"
+
+
+@pytest.mark.parametrize("damage", ["missing", "damaged"])
+def test_a_stale_reply_is_known_by_its_references_alone(game, damage):
+    office, anna, ben = game
+    old_turn_mail = next(mail for mail in anna.inbox if "Your turn (3-1)" in str(mail["Subject"]))
+    stale = compose_reply(anna.sender, old_turn_mail, "8/5 6/5")
+    del stale["In-Reply-To"]
+    if damage == "damaged":
+        stale["In-Reply-To"] = "<\x00broken"
+    before = office.snapshot()
+    sent = anna.post(stale)
+    assert office.snapshot()[0] == before[0]
+    assert "You answered an older mail of this game" in text_of(sent[0])
+
+
+def test_a_forged_sender_cannot_change_anybodys_settings(game):
+    office, anna, ben = game
+    eve = Player(office, "eve@example.net", "Eve")
+    before = office.snapshot()
+    for command in ("lang de", "numbering fixed", "stop", "vacation 20"):
+        sent = office.deliver(compose_mail("Ben <ben@example.org>", "backgammon@localhost", "x", command + "\n"))
+        office.file(sent)
+        (question,) = sent
+        assert question["To"].addresses[0].addr_spec == "ben@example.org"  # never to the forger
+        assert token_of(question) is not None and "Please confirm" in text_of(question)
+    assert office.snapshot() == before
+    assert not eve.inbox
+    # Ben answers one of the confirmations himself: only what it held happens
+    confirmation = next(mail for mail in ben.inbox if "numbering fixed" in text_of(mail))
+    ben.reply("", to=confirmation)
+    players = {address: (language, numbering) for address, language, numbering in office.snapshot()[1]}
+    assert players["ben@example.org"] == (None, "fixed")
+    # a confirmation answered twice, or by someone else, does nothing more
+    ben.reply("", to=confirmation)
+    forged = compose_reply("Eve <eve@example.net>", next(m for m in ben.inbox if "lang de" in text_of(m)), "")
+    office.file(office.deliver(forged))
+    players = {address: (language, numbering) for address, language, numbering in office.snapshot()[1]}
+    assert players["ben@example.org"] == (None, "fixed")
+
+
+def test_account_commands_with_the_players_token_need_no_confirmation(game):
+    office, anna, ben = game
+    sent = ben.reply("lang de")
+    assert "Ab jetzt" in text_of(sent[0]) or "Deutsch" in text_of(sent[0]), text_of(sent[0])
+    players = {address: language for address, language, _ in office.snapshot()[1]}
+    assert players["ben@example.org"] == "de"
+
+
+def test_many_forged_senders_cannot_flood_one_address_with_invitations(config):
+    office = PostOffice(config, LoadedDice(seed=2))
+    victim = Player(office, "victim@example.org", "Victim")
+    for number in range(30):
+        office.file(office.deliver(compose_mail(f"f{number}@example.net", "backgammon@localhost", "x",
+                                                "invite victim@example.org\n")))
+    limit = config.limits.invitations_received_per_day
+    assert len(victim.inbox) == limit == 3
+
+
+@pytest.mark.parametrize("address", [
+    "postmaster@example.org", "MAILER-DAEMON@example.org", "noreply@example.org", "no-reply+x@example.org",
+    "|/usr/bin/id@example.org", "a/b@example.org", "x" * 65 + "@example.org", "y" * 65_000 + "@example.org",
+])
+def test_invitations_go_only_to_addresses_of_people(config, address):
+    office = PostOffice(config, LoadedDice(seed=2))
+    anna = Player(office, "anna@example.org", "Anna")
+    sent = anna.write(f"invite {address}")
+    assert [mail["To"].addresses[0].addr_spec for mail in sent] == ["anna@example.org"]
+    assert office.matches() == []
+    assert len(text_of(sent[0])) < 5000
+
+
+def test_twenty_thousand_help_lines_get_one_help(config):
+    office = PostOffice(config, LoadedDice(seed=2))
+    anna = Player(office, "anna@example.org", "Anna")
+    (answer,) = anna.write("help\n" * 20_000 + "board\n" * 100)
+    assert text_of(answer).count("How to play backgammon by mail") == 1
+    assert len(answer.as_bytes()) < 100_000
+
+
+def test_a_nul_in_a_message_id_never_reaches_an_answer(game):
+    office, anna, ben = game
+    message = compose_reply(ben.sender, ben.last, "board")
+    del message["Message-ID"]
+    message["Message-ID"] = "<evil\x00id@example.net>"
+    sent = ben.post(message)
+    for mail in sent:
+        assert "\x00" not in mail.as_string()
+
+
+def test_unreadable_and_oversized_mails(game, config):
+    office, anna, ben = game
+    two_senders = compose_mail("Ben <ben@example.org>", "backgammon@localhost", "x", "roll\n")
+    raw = two_senders.as_bytes().replace(b"From: ", b"From: Eve <eve@example.net>\nFrom: ", 1)
+    (config.inbox_dir / "new" / "two-senders").write_bytes(raw)
+    assert office.run() == []
+    inbound = office.inbound(str(two_senders["Message-ID"]))
+    assert inbound.state == InboundState.IGNORED and "several From headers" in inbound.reason
+    huge = compose_reply(ben.sender, ben.last, "roll\n" + "x" * (config.limits.max_mail_bytes + 10))
+    sent = ben.post(huge)
+    check_answers(office, huge, sent)
+    assert "larger than" in text_of(sent[0]) and office.table().game.dice is None
