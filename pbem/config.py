@@ -114,9 +114,10 @@ class LimitsConfig:
 
 @dataclass(frozen=True)
 class AssistantConfig:
-    plies: int = 1
-    """bgsage's search depth for the Assistant and the review: 1 answers in milliseconds, each
-    further ply is about twenty times slower (and stronger)."""
+    plies: int = 2
+    """bgsage's search depth for the Assistant and the review: 2 plays at about 2 mEMG as GNU
+    Backgammon judges it and answers within about 0.1 s (p95); 1 answers in milliseconds at
+    about 4 mEMG (``bench/assistant_bench.py``, the README's table)."""
 
 
 @dataclass(frozen=True)

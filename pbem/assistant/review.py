@@ -3,15 +3,20 @@
 The game's record is replayed through the rules core, so every decision is judged on exactly
 the position, dice and cube the player faced:
 
-* a checker play loses the equity between the best play our rules allow and the one played;
+* a checker play with a choice loses the equity between the best play our rules allow and the
+  one played;
 * a cube decision (double or not, take, drop, beaver) loses the equity between bgsage's best
-  action and the one taken; "no double" is judged only where a double is thinkable (a winning
+  action and the one taken; rolling without doubling counts as a decision only where it is
+  close (doubling would cost less than :data:`CLOSE_CUBE`), as GNU Backgammon counts "close
+  or actual cube decisions", and is looked at only where a double is thinkable (a winning
   chance of at least :data:`DOUBLING_WINDOW`, or post-Crawford), to keep the review quick;
 * the luck of a roll is the equity of its best play minus the average over all 21 rolls
   (15 for the opening roll), so summed luck separates the dice from the decisions.
 
 Equities are cubeful and per cube unit, from the deciding player's side; the figures are
-millipoints (thousandths of a point), as GNU Backgammon and XG show them.  Everything in the
+millipoints (thousandths of a point), as GNU Backgammon and XG show them.  The error rate is
+the equity lost per decision, the very figure gnubg calls "error rate mEMG" (the README states
+how closely the two agree, and ``tests/test_assistant_review.py`` holds the review to it).  Everything in the
 result is plain JSON, so it can travel in an event to the mail templates.
 """
 
@@ -29,6 +34,9 @@ from pbem.rules.position import Position
 from pbem.rules.scoring import Format
 
 MISTAKES_SHOWN = 3
+CLOSE_CUBE = 0.16
+"""A roll without doubling counts as a cube decision where doubling would cost less than this
+(GNU Backgammon's "close or actual cube decisions": less than a very bad error, 0.16)."""
 
 
 @dataclass
@@ -134,7 +142,12 @@ def _judge_play(engine: Engine, state: rules.Game, seat: _Seat, number: int, pla
 
 
 def _judge_cube(engine: Engine, state: rules.Game, seat: _Seat, number: int, action: str) -> None:
-    """Judge a cube action; the analysis is always from the doubler's side (``state.seat``)."""
+    """Judge a cube action; the analysis is always from the doubler's side (``state.seat``).
+
+    As GNU Backgammon counts them, a double, take, drop or beaver is always a decision, while
+    rolling without doubling is one only where it is close: where doubling would have cost
+    less than :data:`CLOSE_CUBE` (else the decision was too clear to count in the error rate).
+    """
     if action == "no_double" and not _double_thinkable(engine, state):
         return
     cube = engine.cube_analysis(state.board, CubeContext.of(state, state.seat))
@@ -146,6 +159,8 @@ def _judge_cube(engine: Engine, state: rules.Game, seat: _Seat, number: int, act
         choices = {"take": take, "beaver": take, "drop": -cube.equity_dp}
     best = max(choices, key=lambda choice: choices[choice])
     loss = choices[best] - choices[action]
+    if action == "no_double" and max(cube.equity_nd, doubled) - doubled >= CLOSE_CUBE:
+        return
     seat.decisions += 1
     seat.lost += loss
     if loss >= 0.0005:

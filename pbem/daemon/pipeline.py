@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.headerregistry import Address
 from email.message import EmailMessage
-from email.parser import BytesHeaderParser
 from email.policy import default as default_policy
 from email.utils import getaddresses, make_msgid, parseaddr
 from enum import Enum
@@ -38,7 +37,7 @@ from sqlmodel import Session, col, select
 
 from pbem.mail.connecting import PermanentRefusal
 from pbem.mail.sinks import OutboundSink
-from pbem.mail.reading import message_id_of
+from pbem.mail.reading import message_id_of, sender_and_subject
 from pbem.mail.sources import InboundSource, SourceMessage
 from pbem.store.db import session_scope, utc_now
 from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
@@ -203,7 +202,7 @@ class MailPipeline:
         return InboxResult(Outcome.FAILED, message_id, reason)
 
     def _new_inbound(self, raw: bytes, message_id: str) -> InboundMail:
-        sender, subject = _sender_and_subject(raw)
+        sender, subject = sender_and_subject(raw)
         return InboundMail(message_id=message_id, sender=sender, subject=subject, raw=raw,
                            received_at=self.clock())
 
@@ -279,15 +278,6 @@ class MailPipeline:
             session.add(outbound)
             if give_up and session.get(OutboundGivenUp, outbound_id) is None:
                 session.add(OutboundGivenUp(outbound_id=outbound_id, given_up_at=now, reason=error))
-
-
-def _sender_and_subject(raw: bytes) -> tuple[str, str]:
-    try:
-        headers = BytesHeaderParser(policy=default_policy).parsebytes(raw)
-        sender = parseaddr(str(headers.get("From", "")))[1].lower()
-        return sender, " ".join(str(headers.get("Subject", "")).split())
-    except Exception:  # the mail is recorded even when its headers cannot be read
-        return "", ""
 
 
 def _describe(error: BaseException) -> str:

@@ -63,8 +63,12 @@ MAX_SUBJECT_ENCODED_WORDS = 40
 MAX_CONTAINERS = 16
 """multipart/* and message/* parts in one mail: this also bounds the nesting depth."""
 MAX_PARTS = 100
+MAX_PARSED_BODY_BYTES = 256 * 1024
+"""Of the body, only this much is parsed: commands stand in the first text part, at its top."""
 MAX_BODY_CHARS = 256 * 1024
 """Decoded text of the body part read (HTML before its tags are taken out)."""
+MAX_SCANNED_LINES = 5000
+"""Lines of the body looked at, quotes and blank lines included."""
 MAX_NEW_LINES = 60
 """Non-blank lines of new text read (as Mailman's ``email_commands_max_lines``); more are ignored."""
 MAX_WINDOW_CHARS = 200
@@ -225,7 +229,8 @@ def read_mail(raw: bytes, service_address: str | ReadingContext) -> IncomingMail
         raise UnreadableMail("the mail is empty")
     check_bounds(raw)
     too_large = context.max_bytes is not None and len(raw) > context.max_bytes
-    source = raw[: _header_end(raw)] + b"\r\n\r\n" if too_large else raw
+    header_end = _header_end(raw)
+    source = raw[:header_end] + b"\r\n\r\n" if too_large else raw[: header_end + MAX_PARSED_BODY_BYTES]
     try:
         message = BytesParser(policy=default_policy).parsebytes(source)
     except _EMAIL_PACKAGE_ERRORS as error:
@@ -311,6 +316,21 @@ def _sender(message: Message) -> tuple[str, str]:
         raise UnreadableMail("the sender address cannot be answered")
     name = " ".join("".join(ch if ch.isprintable() else " " for ch in addresses[0].display_name).split())
     return name[:200], address.lower()
+
+
+def sender_and_subject(raw: bytes) -> tuple[str, str]:
+    """The From address and Subject for the record of any mail, even one that cannot be read:
+    taken from the raw header, bounded, never failing."""
+    try:
+        message = BytesParser(policy=default_policy).parsebytes(raw[: min(_header_end(raw), MAX_HEADER_BYTES)],
+                                                              headersonly=True)
+        try:
+            sender = _sender(message)[1]
+        except UnreadableMail:
+            sender = ""
+        return sender, _subject(message)[:MAX_SUBJECT_CHARS]
+    except Exception:  # the mail is recorded even when its header cannot be read at all
+        return "", ""
 
 
 def message_id_of(raw: bytes) -> str:
@@ -411,21 +431,21 @@ def unflow(text: str, delete_space: bool = False, is_command: Callable[[str], bo
     A paragraph also ends after a command line and before an attribution or header line: a
     client that leaves a space after ``accept`` must not glue it to "On … wrote:" below.
     """
-    lines: list[tuple[int, str]] = []
+    paragraphs: list[tuple[int, list[str]]] = []
     joining = False
     for line in text.split("\n"):
         depth = len(line) - len(line.lstrip(">"))
         content = line[depth:].removeprefix(" ")
-        if joining and lines and lines[-1][0] == depth and not _starts_original(content):
-            lines[-1] = (depth, lines[-1][1] + content)
+        if joining and paragraphs and paragraphs[-1][0] == depth and not _starts_original(content):
+            paragraphs[-1][1].append(content)
         else:
-            lines.append((depth, content))
+            paragraphs.append((depth, [content]))
         joining = content.endswith(" ") and content != "-- "
         if joining and delete_space:
-            lines[-1] = (depth, lines[-1][1][:-1])
-        if joining and is_command(lines[-1][1].strip()):
+            paragraphs[-1][1][-1] = content[:-1]
+        if joining and len(paragraphs[-1][1]) == 1 and is_command(content.strip()):
             joining = False
-    return "\n".join(f"{'>' * depth} {content}" if depth else content for depth, content in lines)
+    return "\n".join(f"{'>' * depth} {''.join(pieces)}" if depth else "".join(pieces) for depth, pieces in paragraphs)
 
 
 def _starts_original(line: str) -> bool:
@@ -457,7 +477,8 @@ def new_text(body: str, context: ReadingContext | None = None, quoted: str | Non
     quoted without '>' is cut like any other original.
     """
     context = context or ReadingContext("")
-    lines = [line.strip() for line in body[:MAX_BODY_CHARS].replace("\r\n", "\n").split("\n")]
+    lines = [line.strip() for line in body[:MAX_BODY_CHARS].replace("\r\n", "\n").split("\n", MAX_SCANNED_LINES)]
+    del lines[MAX_SCANNED_LINES:]
     own_lines = {line.strip() for line in (quoted or "").split("\n") if line.strip()}
     lines = _cut_original(lines, context, own_lines)
     lines = [line for line in lines if not line.startswith(">")]

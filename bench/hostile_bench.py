@@ -1,0 +1,85 @@
+"""The worst time and memory the service spends on one hostile mail.
+
+    python bench/hostile_bench.py [--max-bytes 2000000] [--repeat 3]
+
+The corpus is the tests' own (tests/hostile_corpus.py): each mail as large as ``max_mail_bytes``
+allows.  Each goes through the real pipeline (`MailPipeline._apply`: record, read, apply in one
+transaction on SQLite, queue the answer) in a running game, as a fresh mail each time.  Time is
+the best of ``--repeat`` runs (wall clock, without tracing); memory is the peak that Python's
+tracemalloc sees in one further run.  Goal: at most 0.2 s and 50 MB for every mail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+import tracemalloc
+from functools import partial
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from hostile_corpus import hostile_mails  # noqa: E402
+
+from pbem.config import load_config  # noqa: E402
+from pbem.daemon.pipeline import MailPipeline  # noqa: E402
+from pbem.mail.local_client import compose_mail, deliver_to_maildir  # noqa: E402
+from pbem.mail.sinks import MaildirSink  # noqa: E402
+from pbem.mail.sources import MaildirSource  # noqa: E402
+from pbem.service import handle_mail  # noqa: E402
+from pbem.store.db import create_schema, make_engine  # noqa: E402
+
+GOAL_SECONDS = 0.2
+GOAL_BYTES = 50 * 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-bytes", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        config_path = Path(directory) / "pbem.toml"
+        config_path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{directory}/data"\n'
+                               f"[limits]\nmax_mail_bytes = {args.max_bytes}\n", "utf-8")
+        config = load_config(config_path)
+        engine = make_engine(config.database.url)
+        create_schema(engine)
+        pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir),
+                                partial(handle_mail, config=config))
+        for text in ("invite eve@example.org",):
+            deliver_to_maildir(config.inbox_dir, compose_mail("anna@example.org", "backgammon@localhost", "x", text))
+        asyncio.run(pipeline.read_inbox())
+        rows = []
+        for number, (name, raw) in enumerate(hostile_mails("backgammon@localhost", args.max_bytes)):
+            seconds = []
+            for attempt in range(args.repeat + 1):
+                fresh = raw.replace(b"Message-ID: <corpus", f"Message-ID: <{number}.{attempt}".encode(), 1)
+                if attempt == args.repeat:
+                    tracemalloc.start()
+                    pipeline._apply(fresh)
+                    peak = tracemalloc.get_traced_memory()[1]
+                    tracemalloc.stop()
+                else:
+                    started = time.perf_counter()
+                    result = pipeline._apply(fresh)
+                    seconds.append(time.perf_counter() - started)
+            rows.append((name, len(raw), min(seconds), peak, result.outcome.value))
+        engine.dispose()
+    print(f"{'mail':24} {'bytes':>9} {'seconds':>8} {'peak MB':>8}  outcome")
+    for name, size, best, peak, outcome in rows:
+        print(f"{name:24} {size:9d} {best:8.3f} {peak / 2**20:8.1f}  {outcome}")
+    worst_time = max(rows, key=lambda row: row[2])
+    worst_memory = max(rows, key=lambda row: row[3])
+    print(f"worst time: {worst_time[2]:.3f} s ({worst_time[0]}); goal {GOAL_SECONDS} s: "
+          f"{'met' if worst_time[2] <= GOAL_SECONDS else 'NOT met'}")
+    print(f"worst memory: {worst_memory[3] / 2**20:.1f} MB ({worst_memory[0]}); goal {GOAL_BYTES // 2**20} MB: "
+          f"{'met' if worst_memory[3] <= GOAL_BYTES else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
