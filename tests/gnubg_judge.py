@@ -132,7 +132,8 @@ def _seats(stats: dict) -> list[dict]:
             "unforced": moves.get("unforced-moves", 0),
             "checker_error": moves.get("error-skill", 0.0),
             "close_cube": cube.get("close-cube", 0),
-            "cube_error": cube.get("error-skill", 0.0),
+            # the dict's cube "error-skill" is already divided by the close decisions: add up the parts
+            "cube_error": sum(value for name, value in cube.items() if name.startswith("err-") and name.endswith("-skill")),
             "very_bad": marked.get("very bad", 0),
             "bad": marked.get("bad", 0),
             "luck": dice.get("luck", 0.0),
