@@ -88,7 +88,7 @@ def _add_operator_commands(commands: argparse._SubParsersAction) -> None:
     status = commands.add_parser(
         "status", help="mail that needs the operator: failing or given-up answers, shunted mails; exit 1 if any")
     status.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
-    status.set_defaults(run=_status)
+    status.set_defaults(run=lambda args: _report("status", args.config))
     for name, text in (("games", "list every game and match: players, format, score, status, whose turn"),
                        ("players", "list every player: ratings, experience, vacation days this year")):
         listing = commands.add_parser(name, help=text)
@@ -100,12 +100,6 @@ def _report(name: str, config: Path | None, game: int | None = None, output: Pat
     from pbem.service.reports import run_report
 
     return run_report(name, config, game, output)
-
-
-def _status(args: argparse.Namespace) -> int:
-    from pbem.daemon.status import run_status
-
-    return run_status(args.config)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""The operator's view of the database: ``pbem export GAME``, ``pbem games``, ``pbem players``.
+"""The operator's view of the database: ``pbem export GAME``, ``pbem games``, ``pbem players``,
+``pbem status``.
 
 They read the same database as ``pbem serve`` (SQLite allows that while it runs) and change
 nothing.  Players are shown by address here: the operator runs the server.
@@ -19,11 +20,13 @@ from pbem.rules.game import Phase
 from pbem.rules.scoring import Format, MatchRules
 from pbem.service import clocks
 from pbem.service.tables import Table
-from pbem.store.db import SchemaError, create_schema, make_engine, utc_now
+from pbem.store.db import SchemaError, create_schema, current_schema_version, make_engine, utc_now
 from pbem.store.game_records import MatchRecord, Player
+from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 EXIT_USAGE = 2
 EXIT_NOT_FOUND = 1
+EXIT_NEEDS_OPERATOR = 1
 
 
 def match_file(session: Session, match_id: int) -> str | None:
@@ -88,7 +91,8 @@ def write_table(rows: list[list[str]], out: TextIO) -> None:
 
 def run_report(name: str, config_path: Path | None, match_id: int | None = None,
                output: Path | None = None) -> int:
-    """``pbem export|games|players``: 0, 1 for an unknown game, 2 for an unusable config or database."""
+    """``pbem export|games|players|status``: 0, 1 for an unknown game or a mail that needs the
+    operator, 2 for an unusable config or database."""
     out = sys.stdout
     try:
         config = load_config(config_path)
@@ -99,6 +103,8 @@ def run_report(name: str, config_path: Path | None, match_id: int | None = None,
         return EXIT_USAGE
     try:
         with Session(engine) as session:
+            if name == "status":
+                return status_report(session, out)
             if name == "games":
                 write_table(games_rows(session, config), out)
             elif name == "players":
@@ -116,3 +122,34 @@ def run_report(name: str, config_path: Path | None, match_id: int | None = None,
     finally:
         engine.dispose()
     return 0
+
+
+def status_report(session: Session, out: TextIO) -> int:
+    """``pbem status``: what of the mail needs the operator — answers failing or given up,
+    incoming mails shunted or interrupted by a crash — and the schema version; returns the exit
+    status, EXIT_NEEDS_OPERATOR when a mail was given up or shunted."""
+    print(f"schema version: {current_schema_version(session)}", file=out)
+    given_up = session.exec(select(OutboundGivenUp, OutboundMail)
+                            .join(OutboundMail, col(OutboundMail.id) == OutboundGivenUp.outbound_id)
+                            .order_by(col(OutboundGivenUp.given_up_at))).all()
+    given_up_ids = {row.outbound_id for row, _ in given_up}
+    unsent = [mail for mail in session.exec(select(OutboundMail).where(col(OutboundMail.sent_at).is_(None))
+                                            .order_by(col(OutboundMail.id))).all() if mail.id not in given_up_ids]
+    failing = [mail for mail in unsent if mail.attempts]
+    shunted = session.exec(select(InboundMail).where(InboundMail.state == InboundState.FAILED)
+                           .order_by(col(InboundMail.id))).all()
+    attempts = session.exec(select(InboundAttempt).order_by(col(InboundAttempt.started_at))).all()
+    print(f"outbox: {len(unsent)} unsent ({len(failing)} failing), {len(given_up)} given up", file=out)
+    for mail in failing:
+        print(f"  failing {mail.message_id} to {', '.join(mail.recipients)}: {mail.attempts} attempts, "
+              f"next at {mail.next_attempt_at:%Y-%m-%d %H:%M} UTC; {mail.last_error}", file=out)
+    for row, mail in given_up:
+        print(f"  given up {mail.message_id} to {', '.join(mail.recipients)} at {row.given_up_at:%Y-%m-%d %H:%M} "
+              f"UTC: {row.reason}", file=out)
+    print(f"inbox: {len(shunted)} shunted, {len(attempts)} being applied or interrupted", file=out)
+    for inbound in shunted:
+        print(f"  shunted {inbound.message_id} from {inbound.sender or '?'}: {inbound.reason}", file=out)
+    for attempt in attempts:
+        print(f"  interrupted {attempt.message_id}: started {attempt.attempts} time(s), last at "
+              f"{attempt.started_at:%Y-%m-%d %H:%M} UTC", file=out)
+    return EXIT_NEEDS_OPERATOR if given_up or shunted else 0
