@@ -105,6 +105,29 @@ class Engine:
                 equities[after] = self.after_move_equity(after, context, quick)
         return equities
 
+    def many_play_equities(self, items: list[tuple[Position, tuple[int, int], CubeContext]]
+                           ) -> list[dict[Position, float]]:
+        """:meth:`play_equities` for many positions at once: one bgsage batch at this engine's
+        plies, spread over the cores (its move list, without the bear-off database, as the
+        source of equities; a resulting position it does not list is evaluated on its own)."""
+        if not items:
+            return []
+        inputs = [{"board": to_board(position), "die1": dice[0], "die2": dice[1], **context.post_move_args()}
+                  for position, dice, context in items]
+        jacoby = any(context.jacoby for _, _, context in items)
+        results = self._bgsage.batch_checker_play(inputs, eval_level=f"{self.plies}ply", jacoby=jacoby)
+        answers = []
+        for (position, dice, context), result in zip(items, results):
+            allowed = legal_plays(position, dice)
+            by_board = {tuple(to_board(after)): after for after in allowed}
+            equities = {by_board[key]: move.equity for move in result.moves
+                        if (key := tuple(move.board)) in by_board}
+            for after in allowed:
+                if after not in equities:
+                    equities[after] = self.after_move_equity(after, context)
+            answers.append(equities)
+        return answers
+
     def after_move_equity(self, after: Position, context: CubeContext, quick: bool = False) -> float:
         """Cubeful equity of a position just played to, for the player who played it."""
         analyzer = self._quick if quick else self._analyzer

@@ -69,6 +69,7 @@ def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:
     assert state.dice is not None
     rolls = [(Position.start(), CubeContext.of(state, state.seat), state.dice, True)]
     rollers = [state.seat]
+    plays: list[tuple[rules.Game, int, int, tuple]] = []
     number = 1
     for action in game.record[1:]:
         kind, seat = action.kind, action.seat
@@ -81,7 +82,9 @@ def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:
             state = rules.roll(state, seat, action.dice)
         elif kind is rules.ActionKind.MOVE:
             if action.play:
-                _judge_play(engine, state, seats[seat], number, action.play)
+                assert state.dice is not None
+                if len(legal_plays(state.board, state.dice)) > 1:
+                    plays.append((state, seat, number, action.play))
                 state = rules.play(state, seat, action.play)
             number += 1
         elif kind is rules.ActionKind.DOUBLE:
@@ -91,6 +94,10 @@ def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:
             if not state.beavered:
                 _judge_cube(engine, state, seats[seat], number, kind.value)
             state = getattr(rules, kind.value)(state, seat)
+    equities = engine.many_play_equities([(state.board, state.dice, CubeContext.of(state, state.seat))
+                                          for state, _, _, _ in plays])
+    for (state, seat, number, play), each in zip(plays, equities):
+        _judge_play(state, each, seats[seat], number, play)
     for seat, luck in zip(rollers, engine.luck(rolls)):
         seats[seat].luck += luck
     return {
@@ -123,12 +130,9 @@ def _opening(game: rules.Game) -> rules.Game:
                       seat=first.seat, phase=rules.Phase.TO_MOVE, dice=first.dice, record=(first,))
 
 
-def _judge_play(engine: Engine, state: rules.Game, seat: _Seat, number: int, play: tuple) -> None:
+def _judge_play(state: rules.Game, equities: dict[Position, float], seat: _Seat, number: int, play: tuple) -> None:
+    """Judge a checker play with a choice, given the equity of every play our rules allow."""
     assert state.dice is not None
-    plays = legal_plays(state.board, state.dice)
-    if len(plays) < 2:
-        return
-    equities = engine.play_equities(state.board, state.dice, CubeContext.of(state, state.seat))
     best = max(equities, key=lambda after: equities[after])
     played = apply_play(state.board, play)
     loss = equities[best] - equities[played]
@@ -137,7 +141,8 @@ def _judge_play(engine: Engine, state: rules.Game, seat: _Seat, number: int, pla
     if loss >= 0.0005:
         seat.mistakes.append({
             "number": number, "dice": list(state.dice), "kind": "play", "loss": round(1000 * loss),
-            "played": _texts(state.board, play, state.seat), "best": _texts(state.board, plays[best], state.seat),
+            "played": _texts(state.board, play, state.seat),
+            "best": _texts(state.board, legal_plays(state.board, state.dice)[best], state.seat),
         })
 
 

@@ -81,6 +81,7 @@ _MESSAGE_ID = re.compile(rf"<[!-;=?-~]{{1,{MAX_MESSAGE_ID_CHARS}}}>")
 """A Message-ID that may be copied into an answer: printable ASCII, no space or angle bracket."""
 _TOKEN_MESSAGE_ID = re.compile(rf"<({TOKEN_PATTERN})\.[^<>@\s]+@[^<>\s]+>")
 _ENCODED_WORD = "=?"
+_ENCODED_WORD_PATTERN = re.compile(r"=\?[^?\s]{1,40}\?[bq]\?[^?\s]*\?=", re.IGNORECASE)
 _CONTAINER = re.compile(rb"^content-type:[ \t]*(?:\r?\n[ \t]+)?(?:multipart|message)/", re.IGNORECASE | re.MULTILINE)
 _PART = re.compile(rb"^content-type:", re.IGNORECASE | re.MULTILINE)
 
@@ -304,9 +305,16 @@ def _sender(message: Message) -> tuple[str, str]:
         raise UnreadableMail("the From header is beyond the limits")
     try:
         header = message.policy.header_fetch_parse("From", values[0])
-        addresses = header.addresses
     except _EMAIL_PACKAGE_ERRORS:
-        raise UnreadableMail("the From header cannot be read") from None
+        # A display name whose encoded words decode to line breaks: read the address without it
+        # (an addr-spec holds no encoded words), and answer with no name.
+        try:
+            header = message.policy.header_fetch_parse("From", _ENCODED_WORD_PATTERN.sub("x", values[0]))
+        except _EMAIL_PACKAGE_ERRORS:
+            raise UnreadableMail("the From header cannot be read") from None
+        header = message.policy.header_fetch_parse("From", f"<{header.addresses[0].addr_spec}>") \
+            if len(header.addresses) == 1 else header
+    addresses = header.addresses
     if any(not isinstance(defect, errors.ObsoleteHeaderDefect) for defect in header.defects):
         raise UnreadableMail("the From header is malformed")  # e.g. 'ben@example.org <evil@example.net>'
     if len(addresses) != 1:
