@@ -25,10 +25,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from email.headerregistry import Address
-from email.message import EmailMessage
-from email.policy import default as default_policy
-from email.utils import getaddresses, make_msgid, parseaddr
 from enum import Enum
 
 from sqlalchemy.engine import Engine
@@ -48,7 +44,7 @@ Handler = Callable[[Session, bytes, InboundMail], None]
 """The application: applies one mail within the open transaction `session`.
 
 It may set `inbound.state = InboundState.IGNORED` and `inbound.reason`; it queues answers with
-`queue_mail(session, message)`. Raising rolls everything back and shunts the mail.
+`pbem.store.mail_records.queue_mail(session, message)`. Raising rolls everything back and shunts the mail.
 """
 
 MAX_ERROR_LENGTH = 500
@@ -66,30 +62,6 @@ def retry_delay(attempts: int) -> timedelta:
     """
     doublings = min(max(attempts - 1, 0), 16)
     return min(RETRY_FIRST * 2**doublings, RETRY_MAX)
-
-
-def queue_mail(session: Session, message: EmailMessage) -> OutboundMail:
-    """Store `message` for sending when `session` commits; the envelope comes from its headers.
-
-    The sender is the From address; recipients are To, Cc and Bcc (Bcc is removed from the mail).
-    A message without a Message-ID gets one, which it then keeps across all retries.
-    """
-    sender = parseaddr(str(message.get("From", "")))[1]
-    if not sender:
-        raise ValueError("a mail to send needs a From address")
-    recipients = [address for _, address in getaddresses(
-        [str(value) for header in ("To", "Cc", "Bcc") for value in message.get_all(header, [])]) if address]
-    if not recipients:
-        raise ValueError("a mail to send needs at least one recipient")
-    del message["Bcc"]
-    if message.get("Message-ID") is None:
-        message["Message-ID"] = make_msgid(domain=Address(addr_spec=sender).domain)
-    now = utc_now()
-    outbound = OutboundMail(message_id=" ".join(str(message["Message-ID"]).split()), sender=sender,
-                            recipients=recipients, raw=message.as_bytes(policy=default_policy),
-                            created_at=now, next_attempt_at=now)
-    session.add(outbound)
-    return outbound
 
 
 class Outcome(Enum):

@@ -30,7 +30,6 @@ from sqlmodel import Session, select
 
 from pbem import commands
 from pbem.config import Config
-from pbem.daemon.pipeline import queue_mail
 from pbem.mail.composing import compose, parse_game_message_id
 from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail,
                                subject_text)
@@ -40,7 +39,7 @@ from pbem.service.dice import SECURE_DICE, DiceRoller
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import utc_now
 from pbem.store.game_records import AccountConfirmation, MatchStatus
-from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
+from pbem.store.mail_records import InboundMail, InboundState, OutboundMail, queue_mail
 
 log = logging.getLogger(__name__)
 

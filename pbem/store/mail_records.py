@@ -7,12 +7,16 @@ is a row written in the same transaction as the state change it reports, and sen
 from __future__ import annotations
 
 from datetime import datetime
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.policy import default as default_policy
+from email.utils import getaddresses, make_msgid, parseaddr
 from enum import StrEnum
 
 from sqlalchemy import JSON, LargeBinary, Text
-from sqlmodel import Field, SQLModel
+from sqlmodel import Field, Session, SQLModel
 
-from pbem.store.db import UTCDateTime
+from pbem.store.db import UTCDateTime, utc_now
 
 
 class InboundState(StrEnum):
@@ -74,3 +78,27 @@ class OutboundGivenUp(SQLModel, table=True):
     outbound_id: int = Field(foreign_key="outbound_mail.id", primary_key=True)
     given_up_at: datetime = Field(sa_type=UTCDateTime)
     reason: str = Field(sa_type=Text, default="")
+
+
+def queue_mail(session: Session, message: EmailMessage) -> OutboundMail:
+    """Store `message` for sending when `session` commits; the envelope comes from its headers.
+
+    The sender is the From address; recipients are To, Cc and Bcc (Bcc is removed from the mail).
+    A message without a Message-ID gets one, which it then keeps across all retries.
+    """
+    sender = parseaddr(str(message.get("From", "")))[1]
+    if not sender:
+        raise ValueError("a mail to send needs a From address")
+    recipients = [address for _, address in getaddresses(
+        [str(value) for header in ("To", "Cc", "Bcc") for value in message.get_all(header, [])]) if address]
+    if not recipients:
+        raise ValueError("a mail to send needs at least one recipient")
+    del message["Bcc"]
+    if message.get("Message-ID") is None:
+        message["Message-ID"] = make_msgid(domain=Address(addr_spec=sender).domain)
+    now = utc_now()
+    outbound = OutboundMail(message_id=" ".join(str(message["Message-ID"]).split()), sender=sender,
+                            recipients=recipients, raw=message.as_bytes(policy=default_policy),
+                            created_at=now, next_attempt_at=now)
+    session.add(outbound)
+    return outbound

@@ -10,7 +10,7 @@ from email.policy import default as default_policy
 
 from sqlmodel import Session
 
-from pbem.daemon.pipeline import queue_mail
+from pbem.store.mail_records import queue_mail
 from pbem.store.mail_records import InboundMail, InboundState
 
 SERVICE = "backgammon@localhost"

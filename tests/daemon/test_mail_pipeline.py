@@ -13,12 +13,12 @@ import pytest
 from sqlmodel import select
 
 import echo_handlers
-from pbem.daemon.pipeline import MailPipeline, Outcome, queue_mail, retry_delay
+from pbem.daemon.pipeline import MailPipeline, Outcome, retry_delay
 from pbem.mail.sinks import MaildirSink
 from pbem.mail.reading import message_id_of
 from pbem.mail.sources import DONE_FOLDER, FAILED_FOLDER, MaildirSource
 from pbem.store.db import session_scope, utc_now
-from pbem.store.mail_records import InboundMail, InboundState, OutboundGivenUp, OutboundMail
+from pbem.store.mail_records import InboundMail, InboundState, OutboundGivenUp, OutboundMail, queue_mail
 
 
 def mail(text: str, message_id: str | None = "<m1@example.org>", sender: str = "alice@example.org") -> bytes:
