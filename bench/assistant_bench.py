@@ -95,7 +95,7 @@ def measure(plies: int, args: argparse.Namespace) -> dict:
         for number, text in enumerate(mats, start=1):
             (folder / f"plies{plies}-{number}.mat").write_text(text)
     started = time.perf_counter()
-    analysis = analyse(mats, plies=args.judge)
+    analysis = analyse(mats, plies=args.judge, jacoby=match_rules.jacoby, beaver=match_rules.beaver)
     judging = time.perf_counter() - started
     figures = rates([seat for match in analysis for seat in match["seats"]])
     every = times["checker"] + times["cube"]

@@ -34,11 +34,15 @@ SEAT_KEYS = ("X", "O")
 # --- the caller's side -------------------------------------------------------------------------
 
 
-def analyse(mats: Sequence[str], plies: int = 2, timeout: float = 3600) -> list[dict]:
+def analyse(mats: Sequence[str], plies: int = 2, jacoby: bool = False, beaver: bool = False,
+            timeout: float = 3600) -> list[dict]:
     """gnubg's analysis of each ``.mat`` text: ``{"seats": [s0, s1], "games": [{"seats": ...}]}``
     where each ``s`` holds ``unforced``, ``checker_error``, ``close_cube``, ``cube_error`` (EMG),
-    ``very_bad``, ``bad``, ``moves`` and ``luck`` (EMG) for that seat."""
-    return _ask({"kind": "analyse", "mats": list(mats), "plies": plies}, timeout)
+    ``very_bad``, ``bad``, ``moves`` and ``luck`` (EMG) for that seat.  A .mat cannot say
+    whether money play used the Jacoby rule or beavers: gnubg takes them from its settings
+    (Jacoby on by default), so they are set from ``jacoby`` and ``beaver`` before the import."""
+    return _ask({"kind": "analyse", "mats": list(mats), "plies": plies, "jacoby": jacoby, "beaver": beaver},
+                timeout)
 
 
 def cube_decisions(positions: Sequence[dict], plies: int = 2, timeout: float = 600) -> list[dict]:
@@ -106,6 +110,8 @@ def _serve() -> None:
     gnubg.command(f"set evaluation cubedecision evaluation plies {plies}")
     gnubg.command(f"set evaluation chequerplay evaluation plies {plies}")
     if request["kind"] == "analyse":
+        gnubg.command(f"set jacoby {'on' if request['jacoby'] else 'off'}")
+        gnubg.command(f"set beavers {'on' if request['beaver'] else 'off'}")
         reply = [_analyse(gnubg, text, index) for index, text in enumerate(request["mats"])]
     else:
         reply = [_cube(gnubg, position, plies) for position in request["positions"]]

@@ -62,7 +62,7 @@ def main() -> None:
     money = MatchRules(format=Format.MONEY, length=0)
     match = MatchRules(format=Format.MATCH, length=7)
     games = [play_game(bot, rng, (money, match)[number % 2], (0.1, 0.25, 0.5)[number % 3]) for number in range(5)]
-    judged = analyse([match_text([game], NAMES) for game in games], plies=PLIES)
+    judged = analyse([match_text([game], NAMES) for game in games], plies=PLIES)  # no Jacoby, no beavers
     data = {"made_by": "tests/data/make_review_games.py", "seed": SEED, "gnubg_plies": PLIES, "names": NAMES,
             "games": [{"game": game.to_dict(), "gnubg": each["seats"]} for game, each in zip(games, judged)]}
     json.dump(data, sys.stdout, indent=1)
