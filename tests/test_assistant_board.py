@@ -18,7 +18,6 @@ import random
 from dataclasses import dataclass, replace
 
 import bgsage
-import pytest
 
 from pbem.assistant import engine
 from pbem.assistant.engine import CubeContext, to_board
