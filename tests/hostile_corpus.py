@@ -55,6 +55,14 @@ def hostile_mails(to: str, max_bytes: int) -> Iterator[tuple[str, bytes]]:
     yield "many-parts", _mail(parts, content_type="multipart/mixed; boundary=b", to=to)
     html = _fill("<div><blockquote>", room // 2, "roll")
     yield "nested-html", _mail(html, content_type="text/html; charset=utf-8", to=to)
+    for name, unit in (("html-unclosed-tags", "<a"), ("html-unclosed-comments", "<!--"), ("html-end-tags", "</"),
+                       ("html-processing", "<?"), ("html-empty-tags", "<i> </i>"), ("html-spaces", " "),
+                       ("html-nbsp", "&nbsp;")):
+        body = _fill(unit, room, "x") if unit.startswith("<") else "<pre>a" + _fill(unit, room, "x</pre>")
+        yield name, _mail(body, content_type="text/html; charset=utf-8", to=to)
+    yield "content-type-parameters", _mail("roll\n", content_type="text/plain; " + _fill("a=b; ", 900), to=to)
+    yield "flowed-attribution-like", _mail(_fill("On " * 53 + "On: \n", room, "roll\n"),
+                                           content_type="text/plain; format=flowed", to=to)
     yield "flowed-soft-breaks", _mail(_fill("a \n", room, "roll\n"), content_type="text/plain; format=flowed; delsp=yes", to=to)
     attachment = base64.encodebytes(b"\0" * (room * 3 // 4 - 1_000)).decode()
     yield "big-attachment", _mail(

@@ -19,7 +19,7 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
-from pbem.mail.reading import TOKEN_PATTERN, reply_address
+from pbem.mail.reading import TOKEN_PATTERN, is_safe_message_id, reply_address
 
 MAX_REFERENCES = 12
 """Older References are dropped: the thread stays whole with the newest dozen."""
@@ -113,9 +113,11 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
         message["Message-ID"] = game_message_id(letter.token, letter.stamp, domain)
     else:
         message["Message-ID"] = make_msgid(domain=domain)
-    if letter.in_reply_to:
-        message["In-Reply-To"] = letter.in_reply_to
-    references = [*letter.references, *([letter.in_reply_to] if letter.in_reply_to else [])]
+    in_reply_to = letter.in_reply_to if letter.in_reply_to and is_safe_message_id(letter.in_reply_to) else None
+    if in_reply_to:
+        message["In-Reply-To"] = in_reply_to
+    references = [reference for reference in [*letter.references, *([in_reply_to] if in_reply_to else [])]
+                  if is_safe_message_id(reference)]
     if references:
         message["References"] = " ".join(dict.fromkeys(references[-MAX_REFERENCES:]))
     message["Auto-Submitted"] = "auto-replied"

@@ -34,6 +34,8 @@ import secrets
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from email import errors
+from email.errors import HeaderParseError
+from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.policy import default as default_policy
@@ -66,22 +68,29 @@ MAX_PARTS = 100
 MAX_PARSED_BODY_BYTES = 256 * 1024
 """Of the body, only this much is parsed: commands stand in the first text part, at its top."""
 MAX_BODY_CHARS = 256 * 1024
-"""Decoded text of the body part read (HTML before its tags are taken out)."""
+"""Decoded text of the body part read."""
+MAX_HTML_CHARS = 64 * 1024
+"""Of an HTML part, read before its tags are taken out (the reply stands at its top)."""
 MAX_SCANNED_LINES = 5000
 """Lines of the body looked at, quotes and blank lines included."""
 MAX_NEW_LINES = 60
 """Non-blank lines of new text read (as Mailman's ``email_commands_max_lines``); more are ignored."""
-MAX_WINDOW_CHARS = 200
-"""An attribution line or header block line is never longer: longer lines are not matched."""
+MAX_WINDOW_CHARS = 160
+"""An attribution line (or two lines of one) is never longer: longer lines are not matched
+against the patterns (a line naming the service's address or name is found at any length)."""
+MAX_PATTERN_CHECKS = 40
+"""Attribution and header-block patterns tried per mail; each costs up to about a millisecond."""
+MAX_CONTENT_FIELD_CHARS = 1000
+"""A Content-* header field: the email package parses these again on every look."""
 MAX_MESSAGE_ID_CHARS = 250
 MAX_REFERENCES = 50
 """Message-IDs read from References, newest first."""
 
 _MESSAGE_ID = re.compile(rf"<[!-;=?-~]{{1,{MAX_MESSAGE_ID_CHARS}}}>")
-"""A Message-ID that may be copied into an answer: printable ASCII, no space or angle bracket."""
+"""A Message-ID that may be copied into an answer: printable ASCII, no space or angle bracket
+(and, checked by :func:`is_safe_message_id`, no encoded word, which a header would decode)."""
 _TOKEN_MESSAGE_ID = re.compile(rf"<({TOKEN_PATTERN})\.[^<>@\s]+@[^<>\s]+>")
 _ENCODED_WORD = "=?"
-_ENCODED_WORD_PATTERN = re.compile(r"=\?[^?\s]{1,40}\?[bq]\?[^?\s]*\?=", re.IGNORECASE)
 _CONTAINER = re.compile(rb"^content-type:[ \t]*(?:\r?\n[ \t]+)?(?:multipart|message)/", re.IGNORECASE | re.MULTILINE)
 _PART = re.compile(rb"^content-type:", re.IGNORECASE | re.MULTILINE)
 
@@ -241,7 +250,7 @@ def read_mail(raw: bytes, service_address: str | ReadingContext) -> IncomingMail
     references = _message_ids(message, "References")[-MAX_REFERENCES:]
     in_reply_to = next(iter(_message_ids(message, "In-Reply-To")), None)
     answered = list(dict.fromkeys(([in_reply_to] if in_reply_to else []) + references[::-1]))
-    body = "" if too_large else _body_text(message, context.is_command)
+    body = "" if too_large else _body_text(message, context)
     return IncomingMail(
         message_id=message_id_of(raw),
         sender=sender,
@@ -262,7 +271,8 @@ def _check_fields(message: Message) -> None:
     """Every header field of every part within the limits (raw values: nothing is decoded yet)."""
     for part in message.walk():
         for name, value in part.raw_items():
-            if len(value) > MAX_FIELD_CHARS or str(value).count(_ENCODED_WORD) > MAX_ENCODED_WORDS:
+            limit = MAX_CONTENT_FIELD_CHARS if name.lower().startswith("content-") else MAX_FIELD_CHARS
+            if len(value) > limit or str(value).count(_ENCODED_WORD) > MAX_ENCODED_WORDS:
                 raise UnreadableMail(f"the {name[:40]} header is beyond the limits")
 
 
@@ -295,35 +305,52 @@ def _sender(message: Message) -> tuple[str, str]:
     The address is what ``email.headerregistry`` parses, and must be plain ASCII (pbem answers
     without SMTPUTF8): a mail with no From, several From headers, several addresses in From, or
     an address with control or non-ASCII characters cannot be answered, so it is not read.
+    Where only the display name is odd (raw UTF-8, an encoded word in quotes, line breaks
+    hidden in encoded words, an address as the name), the one ``<address>`` is what counts.
     """
     values = _raw_headers(message, "From")
     if not values:
         raise UnreadableMail("no From header")
     if len(values) > 1:
         raise UnreadableMail("several From headers")
-    if len(values[0]) > MAX_FROM_CHARS or values[0].count(_ENCODED_WORD) > MAX_FROM_ENCODED_WORDS:
+    value = values[0]
+    if len(value) > MAX_FROM_CHARS or value.count(_ENCODED_WORD) > MAX_FROM_ENCODED_WORDS:
         raise UnreadableMail("the From header is beyond the limits")
     try:
-        header = message.policy.header_fetch_parse("From", values[0])
+        header = message.policy.header_fetch_parse("From", value)
+        clean = not any(not isinstance(defect, errors.ObsoleteHeaderDefect) for defect in header.defects)
+        addresses = header.addresses
     except _EMAIL_PACKAGE_ERRORS:
-        # A display name whose encoded words decode to line breaks: read the address without it
-        # (an addr-spec holds no encoded words), and answer with no name.
-        try:
-            header = message.policy.header_fetch_parse("From", _ENCODED_WORD_PATTERN.sub("x", values[0]))
-        except _EMAIL_PACKAGE_ERRORS:
-            raise UnreadableMail("the From header cannot be read") from None
-        header = message.policy.header_fetch_parse("From", f"<{header.addresses[0].addr_spec}>") \
-            if len(header.addresses) == 1 else header
-    addresses = header.addresses
-    if any(not isinstance(defect, errors.ObsoleteHeaderDefect) for defect in header.defects):
-        raise UnreadableMail("the From header is malformed")  # e.g. 'ben@example.org <evil@example.net>'
-    if len(addresses) != 1:
+        clean, addresses = False, ()
+    if clean and len(addresses) == 1:
+        address, name = addresses[0].addr_spec, addresses[0].display_name
+    elif angle := _ONE_ANGLE_ADDRESS.fullmatch(value.strip()):
+        address, name = angle["address"], _readable_name(angle["name"])
+    elif clean:
         raise UnreadableMail("no single sender address in From")
-    address = addresses[0].addr_spec
+    else:
+        raise UnreadableMail("the From header is malformed")
     if not is_plain_address(address):
         raise UnreadableMail("the sender address cannot be answered")
-    name = " ".join("".join(ch if ch.isprintable() else " " for ch in addresses[0].display_name).split())
-    return name[:200], address.lower()
+    name = " ".join("".join(ch if ch.isprintable() else " " for ch in name).split())
+    return ("" if "@" in name else name[:200]), address.lower()
+
+
+_ONE_ANGLE_ADDRESS = re.compile(r"(?P<name>[^<>]*)<(?P<address>[^<>\s]+)>")
+"""A display name (anything without angle brackets) and exactly one ``<address>``."""
+
+
+def _readable_name(raw_name: str) -> str:
+    """A display name as written (quotes off, encoded words decoded where they decode cleanly)."""
+    name = raw_name.strip().strip('"').strip()
+    try:
+        name = name.encode("ascii", "surrogateescape").decode("utf-8")  # raw UTF-8 (RFC 6532)
+    except UnicodeError:
+        pass
+    try:
+        return str(make_header(decode_header(name)))
+    except (HeaderParseError, LookupError, UnicodeError, ValueError):
+        return name
 
 
 def sender_and_subject(raw: bytes) -> tuple[str, str]:
@@ -352,14 +379,20 @@ def message_id_of(raw: bytes) -> str:
     header = raw[: min(_header_end(raw), MAX_HEADER_BYTES)].decode("ascii", errors="replace")
     for match in re.finditer(r"^message-id:[ \t]*((?:[^\r\n]|\r?\n[ \t])*)", header, re.IGNORECASE | re.MULTILINE):
         found = _MESSAGE_ID.search(match.group(1))
-        if found:
+        if found and is_safe_message_id(found.group()):
             return found.group()
         break
     return f"<{hashlib.sha256(raw).hexdigest()[:40]}@pbem.invalid>"
 
 
+def is_safe_message_id(message_id: str) -> bool:
+    """True for a Message-ID that may be copied into a header: nothing in it is decoded or breaks."""
+    return _MESSAGE_ID.fullmatch(message_id) is not None and "=?" not in message_id
+
+
 def _message_ids(message: Message, header: str) -> list[str]:
-    return _MESSAGE_ID.findall(" ".join(_raw_headers(message, header)))
+    return [found for found in _MESSAGE_ID.findall(" ".join(_raw_headers(message, header)))
+            if is_safe_message_id(found)]
 
 
 def _reply_tokens(message: Message, service_address: str, answered: list[str]) -> list[str]:
@@ -399,7 +432,7 @@ def _why_automatic(message: Message, sender: str, service_address: str) -> str |
     return None
 
 
-def _body_text(message: EmailMessage, is_command: Callable[[str], bool]) -> str:
+def _body_text(message: EmailMessage, context: ReadingContext) -> str:
     """The mail's text: the plain part if there is one, else the HTML part turned into text.
 
     A MIME structure the email package cannot take apart reads as no text: the sender is still
@@ -411,9 +444,9 @@ def _body_text(message: EmailMessage, is_command: Callable[[str], bool]) -> str:
             return ""
         text = _decoded(part)[:MAX_BODY_CHARS].replace("\r\n", "\n")
         if part.get_content_type() == "text/html":
-            return html_to_text(text)
+            return html_to_text(text[:MAX_HTML_CHARS])
         if str(part.get_param("format", "")).lower() == "flowed":
-            return unflow(text, str(part.get_param("delsp", "")).lower() == "yes", is_command)
+            return unflow(text, str(part.get_param("delsp", "")).lower() == "yes", context.is_command, context)
         return text
     except _EMAIL_PACKAGE_ERRORS:
         return ""
@@ -433,18 +466,22 @@ def _decoded(part: Message) -> str:
     return payload.decode("cp1252", errors="replace")
 
 
-def unflow(text: str, delete_space: bool = False, is_command: Callable[[str], bool] = lambda line: False) -> str:
+def unflow(text: str, delete_space: bool = False, is_command: Callable[[str], bool] = lambda line: False,
+           context: ReadingContext | None = None) -> str:
     """Join the soft line breaks of format=flowed (RFC 3676), keeping quote depths apart.
 
-    A paragraph also ends after a command line and before an attribution or header line: a
-    client that leaves a space after ``accept`` must not glue it to "On … wrote:" below.
+    A paragraph also ends after a command line, before a line that alone is a command, and
+    before an attribution or header line: a client that leaves a space after ``accept`` (or
+    after "Good luck!") must not glue it to the line below.  At most MAX_SCANNED_LINES lines.
     """
+    patterns = _Patterns(context or ReadingContext("", is_command=is_command))
     paragraphs: list[tuple[int, list[str]]] = []
     joining = False
-    for line in text.split("\n"):
+    for line in text.split("\n", MAX_SCANNED_LINES)[:MAX_SCANNED_LINES]:
         depth = len(line) - len(line.lstrip(">"))
         content = line[depth:].removeprefix(" ")
-        if joining and paragraphs and paragraphs[-1][0] == depth and not _starts_original(content):
+        if (joining and paragraphs and paragraphs[-1][0] == depth and not is_command(content.strip())
+                and not patterns.opens_original(content.strip())):
             paragraphs[-1][1].append(content)
         else:
             paragraphs.append((depth, [content]))
@@ -454,13 +491,6 @@ def unflow(text: str, delete_space: bool = False, is_command: Callable[[str], bo
         if joining and len(paragraphs[-1][1]) == 1 and is_command(content.strip()):
             joining = False
     return "\n".join(f"{'>' * depth} {''.join(pieces)}" if depth else "".join(pieces) for depth, pieces in paragraphs)
-
-
-def _starts_original(line: str) -> bool:
-    """A line that may open a quoted original (an attribution or an Outlook header line)."""
-    line = line.strip()
-    return len(line) <= MAX_WINDOW_CHARS and bool(_ATTRIBUTION.match(line) or _HEADER_BLOCK_START.match(line)
-                                                    and _HEADER_BLOCK.match(line))
 
 
 _SIGNATURE_TAIL = r"(.|\s)*)"
@@ -478,6 +508,46 @@ def _signature_pattern(languages: Sequence[str]) -> re.Pattern[str]:
 _SIGNATURE = _signature_pattern(_REPLY_LANGUAGES)
 
 
+class _Patterns:
+    """The pattern tests of one mail, within a budget of MAX_PATTERN_CHECKS costly matches."""
+
+    def __init__(self, context: ReadingContext) -> None:
+        self.context = context
+        self.checks_left = MAX_PATTERN_CHECKS
+        local, _, domain = context.service_address.lower().rpartition("@")
+        self._service_address = re.compile(
+            rf"(?<![\w.+-]){re.escape(local)}(?:\+[^@\s]*)?@{re.escape(domain)}(?![\w-])") if local else None
+
+    def _afford(self) -> bool:
+        self.checks_left -= 1
+        return self.checks_left >= 0
+
+    def is_attribution(self, window: str) -> bool:
+        """'On … wrote:' in any known language (a window of one or two lines)."""
+        return (len(window) <= MAX_WINDOW_CHARS and window.rstrip().endswith((":", "-")) and self._afford()
+                and bool(_ATTRIBUTION.match(window)))
+
+    def is_header_block(self, lines: list[str], index: int) -> bool:
+        """An Outlook header block ('From:/Sent:/To:', in any known language) starts here."""
+        if not _HEADER_BLOCK_START.match(lines[index][:MAX_WINDOW_CHARS]) or not self._afford():
+            return False
+        window = "\n".join(each[:MAX_WINDOW_CHARS] for each in lines[index : index + _HEADER_BLOCK_LINES])
+        return bool(_HEADER_BLOCK.match(window))
+
+    def opens_original(self, line: str) -> bool:
+        return bool(self.names_service(line) or self.is_attribution(line) or self.is_header_block([line], 0))
+
+    def names_service(self, line: str) -> bool:
+        """The line names the service's address (any +tag), one of its Message-IDs, or its name
+        at the end of an attribution ("…, Backgammon by Mail wrote:")."""
+        lowered = line.lower()
+        if self._service_address is not None and (self._service_address.search(lowered)
+                                                  or _TOKEN_MESSAGE_ID.search(lowered)):
+            return True
+        name = self.context.service_name.lower()
+        return bool(name) and name in lowered and lowered.rstrip().endswith((":", "-"))
+
+
 def new_text(body: str, context: ReadingContext | None = None, quoted: str | None = None) -> str:
     """Only what the player newly wrote: no quote, attribution, header block, signature or board.
 
@@ -485,17 +555,18 @@ def new_text(body: str, context: ReadingContext | None = None, quoted: str | Non
     quoted without '>' is cut like any other original.
     """
     context = context or ReadingContext("")
+    patterns = _Patterns(context)
     lines = [line.strip() for line in body[:MAX_BODY_CHARS].replace("\r\n", "\n").split("\n", MAX_SCANNED_LINES)]
     del lines[MAX_SCANNED_LINES:]
     own_lines = {line.strip() for line in (quoted or "").split("\n") if line.strip()}
-    lines = _cut_original(lines, context, own_lines)
+    lines = _cut_original(lines, patterns, own_lines)
     lines = [line for line in lines if not line.startswith(">")]
     lines = _cut_signature(lines, context.is_command)
     lines = [line for line in lines if not _SERVICE_LINE.match(line[:MAX_WINDOW_CHARS])]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-def _cut_original(lines: list[str], context: ReadingContext, own_lines: Collection[str]) -> list[str]:
+def _cut_original(lines: list[str], patterns: _Patterns, own_lines: Collection[str]) -> list[str]:
     """Lines up to the unquoted original (at most MAX_NEW_LINES of them not quoted); attribution
     lines that introduce a '>' quote are dropped, and the text after that quote is kept."""
     kept: list[str] = []
@@ -507,7 +578,7 @@ def _cut_original(lines: list[str], context: ReadingContext, own_lines: Collecti
             kept.append(line)
             index += 1
             continue
-        span = _original_span(lines, index, context, own_lines)
+        span = _original_span(lines, index, patterns, own_lines)
         if span:
             following = next((later for later in lines[index + span:] if later), "")
             if not following.startswith(">"):
@@ -520,7 +591,7 @@ def _cut_original(lines: list[str], context: ReadingContext, own_lines: Collecti
     return kept
 
 
-def _original_span(lines: list[str], index: int, context: ReadingContext, own_lines: Collection[str]) -> int:
+def _original_span(lines: list[str], index: int, patterns: _Patterns, own_lines: Collection[str]) -> int:
     """How many lines from ``index`` introduce the original (0: none do)."""
     line = lines[index]
     following = lines[index + 1] if index + 1 < len(lines) else ""
@@ -528,42 +599,16 @@ def _original_span(lines: list[str], index: int, context: ReadingContext, own_li
         after = next((later for later in lines[index + 1 : index + 3] if later), "")
         if after in own_lines and len(line) + len(after) > 12:
             return 1  # the service's own mail, quoted without '>'
-    if _names_service(line, context):
+    if patterns.names_service(line):
         return 1
-    if _names_service(following, context) and following and not context.is_command(line):
-        pair = f"{line} {following}"
-        if line.endswith(("<", "(", ",")) or _is_attribution(pair):
+    if following and patterns.names_service(following) and not patterns.context.is_command(line):
+        if line.endswith(("<", "(", ",")) or patterns.is_attribution(f"{line} {following}"):
             return 2  # an attribution wrapped before the service's address
-    if len(line) <= MAX_WINDOW_CHARS:
-        if _is_attribution(line):
-            return 1
-        if following and len(following) <= MAX_WINDOW_CHARS and _is_attribution(f"{line}\n{following}"):
-            return 2
-        if _HEADER_BLOCK_START.match(line):
-            window = "\n".join(each[:MAX_WINDOW_CHARS] for each in lines[index : index + _HEADER_BLOCK_LINES])
-            if _HEADER_BLOCK.match(window):
-                return 1
-    return 0
-
-
-def _is_attribution(window: str) -> bool:
-    return len(window) <= 2 * MAX_WINDOW_CHARS and window.rstrip().endswith((":", "-")) and bool(
-        _ATTRIBUTION.match(window))
-
-
-def _names_service(line: str, context: ReadingContext) -> str | None:
-    """'header' when ``line`` names the service's address (any +tag) or one of its Message-IDs;
-    'attribution' when it names the service and ends like an attribution; else None."""
-    if not context.service_address:
-        return None
-    lowered = line.lower()
-    local, _, domain = context.service_address.lower().rpartition("@")
-    if f"@{domain}" in lowered and (f"{local}@" in lowered or f"{local}+" in lowered or _TOKEN_MESSAGE_ID.search(lowered)):
-        return "header"
-    name = context.service_name.lower()
-    if name and name in lowered and lowered.rstrip().endswith((":", "-")):
-        return "attribution"
-    return None
+    if patterns.is_attribution(line):
+        return 1
+    if following.rstrip().endswith((":", "-")) and patterns.is_attribution(f"{line}\n{following}"):
+        return 2
+    return 1 if patterns.is_header_block(lines, index) else 0
 
 
 def _cut_signature(lines: list[str], is_command: Callable[[str], bool]) -> list[str]:
@@ -577,7 +622,7 @@ def _cut_signature(lines: list[str], is_command: Callable[[str], bool]) -> list[
         line = lines[index]
         if not line or len(line) > MAX_WINDOW_CHARS:
             continue
-        window = "\n" + "\n".join(lines[index : index + 2])[: 2 * MAX_WINDOW_CHARS]
+        window = "\n" + "\n".join(lines[index : index + 2])[:MAX_WINDOW_CHARS]
         if _GERMAN_SENT_FROM.match(line) or _SIGNATURE.match(window, 1 if index else 0):
             return lines[:index]
     return lines
@@ -645,12 +690,32 @@ class _HtmlText(HTMLParser):
         self.parts.append(data if self.preformatted else re.sub(r"\s+", " ", data))
 
 
+_UNCLOSED_TAG = re.compile(r"<(?=[^<>]*(?:<|\Z))")
+"""A '<' that no '>' closes before the next '<': html.parser would look for its end again and
+again (quadratic), so it is written as text, which is what a browser shows anyway."""
+_UNCLOSED_MARKUP = (("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", ">"))
+
+
+def _closed_markup(html: str) -> str:
+    """The HTML up to its first comment, CDATA section or processing instruction that never ends
+    (everything after one is hidden anyway), with every unclosed '<' escaped; linear time."""
+    for opening, closing in _UNCLOSED_MARKUP:
+        position = 0
+        while (start := html.find(opening, position)) >= 0:
+            end = html.find(closing, start + len(opening))
+            if end < 0:
+                html = html[:start]
+                break
+            position = end + len(closing)
+    return _UNCLOSED_TAG.sub("&lt;", html)
+
+
 def html_to_text(html: str) -> str:
     """The text a reader sees in an HTML mail, one line per block, quotes left out."""
     parser = _HtmlText()
-    parser.feed(html)
+    parser.feed(_closed_markup(html))
     parser.close()
-    text = re.sub(rf" *{_BLOCK_BOUNDARY}[{_BLOCK_BOUNDARY} ]*", _BLOCK_BOUNDARY, "".join(parser.parts))
+    text = re.sub(rf"(?<! ) *{_BLOCK_BOUNDARY}[{_BLOCK_BOUNDARY} ]*", _BLOCK_BOUNDARY, "".join(parser.parts))
     text = re.sub(rf"(^|\n){_BLOCK_BOUNDARY}", r"\1", text).replace(_BLOCK_BOUNDARY, "\n")
     lines = [line.strip() for line in text.split("\n")]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

@@ -108,6 +108,8 @@ def test_flowed_text_never_glues_a_command_to_the_line_below(delsp) -> None:
     long_note = "This is a long \nnote that flows \nover three lines.\ntake \nThanks, \nBen\n"
     assert unflow(long_note, is_command=is_command_line).splitlines()[:2] == [
         "This is a long note that flows over three lines.", "take "]
+    assert unflow("Good luck, Anna! \nroll\n", is_command=is_command_line).splitlines()[:2] == [
+        "Good luck, Anna! ", "roll"]
 
 
 # -- the sender -----------------------------------------------------------------------------
@@ -132,13 +134,19 @@ def test_a_mail_without_one_clean_sender_is_not_read(from_headers) -> None:
         read_mail(_raw("roll", f"{from_headers}\nTo: {REPLY_ADDRESS}\nSubject: x\nMessage-ID: <a@b.c>"), CONTEXT)
 
 
-def test_a_display_name_that_looks_like_an_address_is_never_read_as_that_address() -> None:
-    with pytest.raises(UnreadableMail):
-        read_mail(_raw("roll", f"From: ben@example.org <evil@example.net>\nTo: {REPLY_ADDRESS}"), CONTEXT)
-    mail = read_mail(_raw("roll", f'From: "ben@example.org" <evil@example.net>\nTo: {REPLY_ADDRESS}'), CONTEXT)
-    assert mail.sender == "evil@example.net"
-    assert read_mail(_raw("roll", f"From: J. R. Smith <jrs@example.org>\nTo: {REPLY_ADDRESS}"), CONTEXT).sender \
-        == "jrs@example.org"
+@pytest.mark.parametrize(("from_header", "address", "name"), [
+    ("ben@example.org <evil@example.net>", "evil@example.net", ""),
+    ('"ben@example.org" <evil@example.net>', "evil@example.net", ""),
+    ("J. R. Smith <jrs@example.org>", "jrs@example.org", "J. R. Smith"),
+    ("Hans Müller <hans@example.org>", "hans@example.org", "Hans Müller"),
+    ('"Müller, Hans" <hans@example.org>', "hans@example.org", "Müller, Hans"),
+    ('"=?utf-8?q?M=C3=BCller=2C_Hans?=" <hans@example.org>', "hans@example.org", "Müller, Hans"),
+    ("hans@example.org <hans@example.org>", "hans@example.org", ""),
+    ("Ben <Ben+Games@Example.org>", "ben+games@example.org", "Ben"),
+])
+def test_the_one_angle_address_counts_whatever_the_display_name_looks_like(from_header, address, name) -> None:
+    mail = read_mail(_raw("roll", f"From: {from_header}\nTo: {REPLY_ADDRESS}"), CONTEXT)
+    assert (mail.sender, mail.sender_name) == (address, name)
 
 
 def test_encoded_words_hiding_line_breaks_never_make_an_address() -> None:
@@ -149,6 +157,15 @@ def test_encoded_words_hiding_line_breaks_never_make_an_address() -> None:
     assert "\n" not in mail.subject and "\r" not in mail.subject
     with pytest.raises(UnreadableMail):
         read_mail(_raw("roll", "From: =?utf-8?q?a=0D=0A?= <eve@example.net>, =?utf-8?q?b?= <victim@example.com>"), CONTEXT)
+
+
+def test_message_ids_with_encoded_words_are_never_taken() -> None:
+    injected = "<=?utf-8?q?x=0D=0AReply-To:_eve@evil.example=0D=0A=0D=0ABody?=@example.org>"
+    headers = (f"From: ben@example.org\nTo: {REPLY_ADDRESS}\nMessage-ID: {injected}\nIn-Reply-To: {injected}\n"
+               f"References: <ok@example.org> {injected}")
+    mail = read_mail(_raw("roll", headers), CONTEXT)
+    assert mail.message_id.endswith("@pbem.invalid>")
+    assert mail.in_reply_to is None and mail.references == ["<ok@example.org>"]
 
 
 def test_message_ids_with_control_characters_are_never_taken() -> None:
@@ -210,6 +227,12 @@ def test_a_subject_beyond_its_limits_is_left_unread_but_the_mail_is_read() -> No
 def test_only_the_first_lines_of_new_text_are_read() -> None:
     text = read_mail(_raw("help\n" * 20_000), CONTEXT).new_text
     assert text.count("help") == MAX_NEW_LINES
+
+
+def test_an_address_that_merely_ends_like_the_service_is_not_the_service() -> None:
+    text = read_mail(_raw("invite joebackgammon@example.org match 3\nroll\nSay hi to joebackgammon@example.org"),
+                     CONTEXT).new_text
+    assert text == "invite joebackgammon@example.org match 3\nroll\nSay hi to joebackgammon@example.org"
 
 
 @pytest.mark.parametrize(
