@@ -4,7 +4,7 @@
 
 The corpus is the tests' own (tests/hostile_corpus.py): each mail as large as ``max_mail_bytes``
 allows.  Each goes through the real pipeline (`MailPipeline._apply`: record, read, apply in one
-transaction on SQLite, queue the answer) in a running game, as a fresh mail each time.  Time is
+transaction on SQLite, queue the answer), as a fresh mail each time.  Time is
 the best of ``--repeat`` runs (wall clock, without tracing); memory is the peak that Python's
 tracemalloc sees in one further run.  Goal: at most 0.2 s and 50 MB for every mail.
 """
@@ -12,7 +12,6 @@ tracemalloc sees in one further run.  Goal: at most 0.2 s and 50 MB for every ma
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import tempfile
 import time
@@ -27,7 +26,6 @@ from hostile_corpus import hostile_mails  # noqa: E402
 
 from pbem.config import load_config  # noqa: E402
 from pbem.daemon.pipeline import MailPipeline  # noqa: E402
-from pbem.mail.local_client import compose_mail, deliver_to_maildir  # noqa: E402
 from pbem.mail.sinks import MaildirSink  # noqa: E402
 from pbem.mail.sources import MaildirSource  # noqa: E402
 from pbem.service import handle_mail  # noqa: E402
@@ -51,9 +49,6 @@ def main() -> None:
         create_schema(engine)
         pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir),
                                 partial(handle_mail, config=config))
-        for text in ("invite eve@example.org",):
-            deliver_to_maildir(config.inbox_dir, compose_mail("anna@example.org", "backgammon@localhost", "x", text))
-        asyncio.run(pipeline.read_inbox())
         rows = []
         for number, (name, raw) in enumerate(hostile_mails("backgammon@localhost", args.max_bytes)):
             seconds = []

@@ -89,7 +89,7 @@ def play(office: LivePostOffice, games: int, rounds: int, latency_moves: int) ->
     for number in range(games):
         inviter = Player(office, f"white{number}@example.org", f"White {number}")
         invitee = Player(office, f"black{number}@example.org", f"Black {number}")
-        inviter.write(f"invite {invitee.address} match 15")
+        inviter.write_confirmed(f"invite {invitee.address} match 15")
         invitee.reply("accept")
         pairs.append((office.matches()[-1].id, (inviter, invitee)))
     moves, started = 0, time.monotonic()

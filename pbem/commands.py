@@ -201,6 +201,13 @@ class Help:
 
 
 @dataclass(frozen=True)
+class Confirm:
+    """yes/ja: confirms what a confirmation mail asked about (elsewhere it is just a note)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Note:
     """Personal words for the opponent, passed on in their next mail."""
 
@@ -223,7 +230,7 @@ class CommandError:
 Command = (
     Invite | PlayAssistant | Accept | Decline | Move | Roll | Double | Take | Drop | Beaver
     | Resign | Remis | Rematch | Board | Games | Ratings | Language | SetNumbering | Vacation
-    | Stop | Help | Note | CommandError
+    | Stop | Help | Confirm | Note | CommandError
 )
 
 _ALONE: dict[str, Command] = {
@@ -251,6 +258,7 @@ _NUMBERINGS = {
     **dict.fromkeys(("own", "eigene", "eigen"), Numbering.OWN),
     **dict.fromkeys(("fixed", "feste", "fest"), Numbering.FIXED),
 }
+_CONFIRM_WORDS = ("yes", "ja", "confirm", "bestätigen", "bestaetigen")
 _LANGUAGE_WORDS = ("lang", "sprache")
 _NUMBERING_WORDS = ("numbering", "zählung", "zaehlung")
 _VACATION_WORDS = ("vacation", "urlaub")
@@ -318,6 +326,8 @@ def _read_line(line: str) -> Command:
         return Note(line)
     if len(words) == 1 and words[0] in _ALONE:
         return _ALONE[words[0]]
+    if len(words) == 1 and words[0] in _CONFIRM_WORDS:
+        return Confirm(line)
     keyword, arguments = words[0], words[1:]
     if keyword in _LANGUAGE_WORDS and len(arguments) <= 1:
         return _language_command(line, arguments)

@@ -9,7 +9,7 @@ sides hear of it in the same words.
 
 from __future__ import annotations
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from pbem import assistant, commands
 from pbem.config import Config
@@ -31,9 +31,12 @@ def is_assistant(player: Player) -> bool:
 
 def assistant_player(session: Session) -> Player:
     """The Assistant's row, created on first use (named "Assistant", as in .mat files)."""
-    from pbem.service.invitations import player_for
-
-    return player_for(session, ADDRESS, NAMES["en"])
+    player = session.exec(select(Player).where(Player.address == ADDRESS)).first()
+    if player is None:
+        player = Player(address=ADDRESS, name=NAMES["en"])
+        session.add(player)
+        session.flush()
+    return player
 
 
 def available(config: Config) -> bool:

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.policy import default as default_policy
 from functools import partial
+from urllib.parse import unquote
 
-from sqlmodel import Session, select
+from sqlmodel import Session, or_, select
 
 from pbem import commands
 from pbem.config import Config
@@ -38,7 +39,7 @@ from pbem.service.conversation import Conversation
 from pbem.service.dice import SECURE_DICE, DiceRoller
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import utc_now
-from pbem.store.game_records import AccountConfirmation, MatchStatus
+from pbem.store.game_records import AccountConfirmation, MatchRecord, MatchStatus, Player
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail, queue_mail
 
 log = logging.getLogger(__name__)
@@ -49,8 +50,9 @@ _GAME_COMMANDS = (
 )
 _ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings)
 """Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
-_NEEDS_PROOF = (commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation)
-"""Account commands: taken only from a mail that proves the sender reads their mailbox."""
+_NEEDS_PROOF = (commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite)
+"""Account commands and invitations (which start rated games on a clock in the sender's name):
+taken only from a mail that proves the sender reads their mailbox."""
 CONFIRMATION_VALID = timedelta(days=7)
 MAX_NOTE_CHARS = 2000
 """A personal note is passed on up to this length."""
@@ -74,7 +76,7 @@ def handle_mail(
     if invitations.is_service_address(mail.sender, config.service.address):
         inbound.state, inbound.reason = InboundState.IGNORED, "mail from the service itself"
         return
-    sender = invitations.player_for(session, mail.sender, mail.sender_name)
+    sender = invitations.player_for(session, mail.sender)
     talk = Conversation(session, config, sender, mail, dice, now or utc_now())
     if mail.too_large:
         talk.say_template("too_large", limit=config.limits.max_mail_bytes // 1000)
@@ -110,28 +112,48 @@ def _our_text(session: Session, service_address: str, message_ids: Sequence[str]
 def _run(talk: Conversation, mail: IncomingMail) -> None:
     found = _find_table(talk, mail)
     table, seat = found if found else (None, None)
-    confirmed = _confirmation(talk, mail) if table is None else None
+    confirmation = _confirmation(talk, mail) if table is None else None
     stale = table is not None and _answers_older_mail(mail, table, seat)
     parsed = _once_each(commands.parse_commands(mail.new_text, subject_text(mail.subject)))
+    proven = table is not None or confirmation is not None
+    if proven and mail.sender_name and mail.sender_name != talk.sender.name:
+        talk.sender.name = mail.sender_name  # a name is taken only from a mail that proves its sender
+        talk.session.add(talk.sender)
     if table is not None:
         talk.news_of(table)
         table.add_to_thread(seat, mail.message_id)
         if stale and any(isinstance(command, _GAME_COMMANDS) for command in parsed):
             talk.say_template("older_mail", table)
-    if confirmed is not None:
-        confirmed.confirmed_at = talk.now
-        talk.session.add(confirmed)
-        held = _once_each([command for line in confirmed.commands for command in commands.parse_commands(line)])
-        parsed = [*held, *parsed]
-    proven = table is not None or confirmed is not None
+    if confirmation is not None:
+        parsed = _confirm(talk, confirmation, parsed, mail)
     unproven = [command for command in parsed if isinstance(command, _NEEDS_PROOF) and not proven]
     for command in parsed:
         if command not in unproven:
             _dispatch(talk, command, table, seat, stale)
     if unproven:
-        _ask_for_confirmation(talk, unproven)
-    if not parsed:
+        _ask_for_confirmation(talk, _lines_needing_proof(mail))
+    if not parsed and confirmation is None:
         talk.say_template("nothing_to_do_game" if table is not None else "nothing_to_do", table)
+
+
+def _confirm(talk: Conversation, confirmation: AccountConfirmation, parsed: list[commands.Command],
+             mail: IncomingMail) -> list[commands.Command]:
+    """An answer to a confirmation mail: an empty reply or ``yes`` carries out what it held, any
+    other answer ("No, I did not ask for that") changes nothing.  Returns the commands to run."""
+    confirmation.confirmed_at = talk.now
+    talk.session.add(confirmation)
+    if mail.new_text.strip() and not any(isinstance(command, commands.Confirm) for command in parsed):
+        talk.say_template("not_confirmed", commands=confirmation.commands)
+        return [command for command in parsed if not isinstance(command, commands.Note)]
+    held = [command for line in confirmation.commands for command in commands.parse_commands(line)]
+    return _once_each([*held, *(command for command in parsed if not isinstance(command, commands.Confirm))])
+
+
+def _lines_needing_proof(mail: IncomingMail) -> list[str]:
+    """The lines of the mail (or its subject) that hold a command needing proof, as written."""
+    lines = mail.new_text.splitlines() if mail.new_text.strip() else [subject_text(mail.subject)]
+    return [line.strip() for line in lines
+            if line.strip() and isinstance(next(iter(commands.parse_commands(line)), None), _NEEDS_PROOF)]
 
 
 def _once_each(parsed: list[commands.Command]) -> list[commands.Command]:
@@ -157,40 +179,38 @@ def _confirmation(talk: Conversation, mail: IncomingMail) -> AccountConfirmation
     return None
 
 
-def _ask_for_confirmation(talk: Conversation, held: list[commands.Command]) -> None:
-    """Hold account commands of a mail without a token until the sender answers a mail to their
-    own address: whoever forged the From never sees it."""
-    lines = [_command_text(command) for command in held]
+def _ask_for_confirmation(talk: Conversation, lines: list[str]) -> None:
+    """Hold account commands and invitations of a mail without a token until the sender answers
+    a mail to their own address: whoever forged the From never sees it."""
     token = new_token()
     talk.session.add(AccountConfirmation(token=token, player_id=talk.sender.id, commands=lines, created_at=talk.now))
     talk.reply_token = token
     talk.say_template("confirm_account", commands=lines)
 
 
-def _command_text(command: commands.Command) -> str:
-    """An account command written out again, as ``parse_commands`` reads it."""
-    match command:
-        case commands.Language(code=code):
-            return f"lang {code}"
-        case commands.SetNumbering(kind=kind):
-            return f"numbering {kind.value}"
-        case commands.Vacation(days=days):
-            return f"vacation {days}"
-        case commands.Stop():
-            return "stop"
-        case _:
-            raise AssertionError(f"not an account command: {command!r}")
-
-
-def safe_note(text: str, service_address: str) -> str:
+def safe_note(text: str, service_address: str, tokens: Collection[str] = ()) -> str:
     """A note without any line that holds a service address (with any +tag) or a token: a quote
-    line the reader did not recognise must never hand a player's reply address to the opponent."""
+    line the reader did not recognise must never hand a player's reply address to the opponent.
+
+    Lines are read percent- and quoted-printable-decoded; a note that holds one of ``tokens``
+    (the writer's) anywhere, even split over lines or glued to other letters, is dropped whole.
+    """
     local, _, domain = service_address.lower().rpartition("@")
-    address = re.compile(rf"{re.escape(local)}(?:\+[^@\s]*)?@{re.escape(domain)}")
+    address = re.compile(rf"(?<![\w.+-]){re.escape(local)}(?:\+[^@\s]*)?@{re.escape(domain)}")
+    flat = re.sub(r"[\s=]", "", unquote(text).lower())
+    if any(token in flat for token in tokens):
+        return ""
     kept = [line for line in text.split("\n")
-            if not (address.search(line.lower()) or _TOKEN_WORD.search(line.lower()))]
+            if not (address.search(decoded := unquote(line).lower()) or _TOKEN_WORD.search(decoded))]
     note = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
     return note if len(note) <= MAX_NOTE_CHARS else note[: MAX_NOTE_CHARS - 1] + "…"
+
+
+def _tokens_of(session: Session, player: Player) -> list[str]:
+    """Every game token ever given to ``player``."""
+    records = session.exec(select(MatchRecord.player0_id, MatchRecord.token0, MatchRecord.token1)
+                           .where(or_(MatchRecord.player0_id == player.id, MatchRecord.player1_id == player.id)))
+    return [token0 if player_id == player.id else token1 for player_id, token0, token1 in records]
 
 
 def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | None:
@@ -205,6 +225,12 @@ def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | N
             continue
         table, seat = found
         if table.players[seat].id == talk.sender.id:
+            answered = parse_game_message_id(mail.in_reply_to)
+            if answered is not None and answered.token != token:
+                other = table_for_token(talk.session, answered.token)
+                if other is not None and other[0].players[other[1]].id == talk.sender.id:
+                    talk.say_template("two_games_named")  # answers one game, addressed to another
+                    return None
             return table, seat
         log.warning("token of match %s used by %s, who does not hold it", table.id, talk.sender.address)
         talk.say_template("foreign_token")
@@ -231,8 +257,10 @@ def _dispatch(
     talk: Conversation, command: commands.Command, table: Table | None, seat: int | None, stale: bool,
 ) -> None:
     match command:
+        case commands.Confirm(text=text):
+            _dispatch(talk, commands.Note(text), table, seat, stale)
         case commands.Note(text=text):
-            text = safe_note(text, talk.config.service.address)
+            text = safe_note(text, talk.config.service.address, _tokens_of(talk.session, talk.sender))
             if table is not None and seat is not None and text:
                 table.leave_note(1 - seat, text)
                 talk.say_template("note_passed_on", table, opponent=table.players[1 - seat].display_name)

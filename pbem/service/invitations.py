@@ -26,17 +26,15 @@ from pbem.store.db import utc_now
 from pbem.store.game_records import MatchRecord, MatchStatus, Player
 
 
-def player_for(session: Session, address: str, name: str = "") -> Player:
-    """The player with this address, created on first contact; a newly seen name is kept."""
+def player_for(session: Session, address: str) -> Player:
+    """The player with this address, created on first contact (their name is taken later, from a
+    mail that proves it comes from them)."""
     address = address.lower()
     player = session.exec(select(Player).where(Player.address == address)).first()
     if player is None:
-        player = Player(address=address, name=name)
+        player = Player(address=address)
         session.add(player)
         session.flush()
-    elif name and player.name != name:
-        player.name = name
-        session.add(player)
     return player
 
 

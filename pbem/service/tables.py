@@ -77,10 +77,15 @@ class Table:
         return list(notes)
 
     def leave_note(self, for_seat: int, text: str) -> None:
+        """Keep a note for ``for_seat``'s next mail; of many waiting, only the newest that fit in
+        MAX_WAITING_NOTES_CHARS are kept, so no opponent can make that mail too big to deliver."""
+        notes = [*(self.record.notes0 if for_seat == 0 else self.record.notes1), text]
+        while len(notes) > 1 and sum(len(note) for note in notes) > MAX_WAITING_NOTES_CHARS:
+            notes.pop(0)
         if for_seat == 0:
-            self.record.notes0 = [*self.record.notes0, text]
+            self.record.notes0 = notes
         else:
-            self.record.notes1 = [*self.record.notes1, text]
+            self.record.notes1 = notes
 
     def numbering(self, seat: int) -> Numbering:
         return Numbering(self.players[seat].numbering)
@@ -105,6 +110,9 @@ class Table:
             select(FinishedGame).where(FinishedGame.match_id == self.id).order_by(FinishedGame.number)
         ).all()
         return [Game.from_dict(row.game) for row in rows]
+
+
+MAX_WAITING_NOTES_CHARS = 4000
 
 
 def table_for_token(session: Session, token: str) -> tuple[Table, int] | None:

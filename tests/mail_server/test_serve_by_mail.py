@@ -6,10 +6,12 @@ import signal
 import subprocess
 import sys
 import time
+from email.parser import BytesParser
+from email.policy import default as default_policy
 
 from conftest import SERVICE, write_config
 
-from pbem.mail.local_client import compose_mail
+from pbem.mail.local_client import compose_mail, compose_reply
 
 STOP_LIMIT_SECONDS = 15
 
@@ -21,9 +23,14 @@ def test_pbem_serve_answers_by_smtp_what_arrives_by_imap_and_stops_cleanly(data_
     try:
         dovecot.deliver(SERVICE[0], compose_mail("Anna <anna@example.org>", SERVICE[0], "game?",
                                                  "invite ben@example.org\n"))
-        received = smtp_server.recorder.wait_for(2, timeout=20)
+        (question,) = smtp_server.recorder.wait_for(1, timeout=20)
+        assert question.recipients == ("anna@example.org",) and b"Please confirm" in question.raw
+        confirm = compose_reply("Anna <anna@example.org>",
+                                BytesParser(policy=default_policy).parsebytes(question.raw), "yes")
+        dovecot.deliver(SERVICE[0], confirm)
+        received = smtp_server.recorder.wait_for(3, timeout=20)[1:]
         assert {mail.recipients for mail in received} == {("anna@example.org",), ("ben@example.org",)}
-        assert dovecot.pending(SERVICE[0]) == 0 and len(dovecot.messages(SERVICE[0], "pbem.done")) == 1
+        assert dovecot.pending(SERVICE[0]) == 0 and len(dovecot.messages(SERVICE[0], "pbem.done")) == 2
     finally:
         started = time.monotonic()
         process.send_signal(signal.SIGTERM)

@@ -24,9 +24,9 @@ def play_every_kind(config, language: str) -> dict[str, EmailMessage]:
     office = PostOffice(config, LoadedDice(seed=3))
     anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
     words = _WORDS[language]
-    anna.write_setting(words["lang"])
-    ben.write_setting(words["lang"])
-    anna.write("invite ben@example.org match 3")
+    anna.write_confirmed(words["lang"])
+    ben.write_confirmed(words["lang"])
+    anna.write_confirmed("invite ben@example.org match 3")
     mails = {"invitation": ben.last}
     office.dice.load((3, 1))
     ben.reply(words["accept"])

@@ -161,13 +161,13 @@ class Player:
     def write(self, text: str, subject: str = "pbem", to: str | None = None) -> list[EmailMessage]:
         return self.post(compose_mail(self.sender, to or self.office.config.service.address, subject, text))
 
-    def write_setting(self, text: str) -> list[EmailMessage]:
-        """An account command in a new mail (no token): the service asks for confirmation by mail
-        to this address, and answering that mail carries it out; returns the answers to that."""
+    def write_confirmed(self, text: str) -> list[EmailMessage]:
+        """Account commands or an invitation in a new mail (no token): the service asks for
+        confirmation by mail to this address, and answering that mail with ``yes`` carries them
+        out; returns the answers to that."""
         (question,) = self.write(text)
-        assert token_of(question) is not None and "confirm" in text_of(question).lower() \
-            or "bestätigen" in text_of(question), text_of(question)
-        return self.reply("", to=question)
+        assert is_confirmation(question), text_of(question)
+        return self.reply("yes", to=question)
 
     def reply(self, text: str, to: EmailMessage | None = None) -> list[EmailMessage]:
         return self.post(compose_reply(self.sender, to or self.last, text))
@@ -207,6 +207,11 @@ class Player:
         return format_play(position, play, self.numbering, Colour.of_seat(seat))
 
 
+def is_confirmation(mail: EmailMessage) -> bool:
+    """A mail asking to confirm held commands (its token belongs to no game)."""
+    return token_of(mail) is not None and ("Please confirm" in text_of(mail) or "Bitte bestätigen" in text_of(mail))
+
+
 def recipient(mail: EmailMessage) -> str:
     return parseaddr(str(mail["To"]))[1].lower()
 
@@ -241,7 +246,10 @@ def check_answers(office: PostOffice, question: EmailMessage, sent: list[EmailMe
 
 def check_identifiers(office: PostOffice, mail: EmailMessage, token: str) -> None:
     """The mail's Position ID and Match ID are the stored game's, with the inviter as player 0."""
-    record = next(m for m in office.matches() if token in (m.token0, m.token1))
+    record = next((m for m in office.matches() if token in (m.token0, m.token1)), None)
+    if record is None:
+        assert is_confirmation(mail), text_of(mail)
+        return
     if record.game is None:
         assert "Position ID:" not in text_of(mail)
         return
@@ -306,8 +314,8 @@ def attachment(mail: EmailMessage, suffix: str) -> str | None:
 
 
 def invite_and_accept(office: PostOffice, anna: Player, ben: Player, invitation: str) -> int:
-    """Anna invites Ben, Ben accepts, both answers checked; returns the match id."""
-    sent = anna.write(invitation)
+    """Anna invites Ben (and confirms), Ben accepts, both answers checked; returns the match id."""
+    sent = anna.write_confirmed(invitation)
     check_answers(office, anna.outbox[-1], sent)
     card = ben.last
     assert "Invitation from Anna" in str(card["Subject"]) or "Einladung von Anna" in str(card["Subject"])

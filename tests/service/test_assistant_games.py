@@ -29,7 +29,7 @@ def _play_out(office: PostOffice, anna: Player, max_steps: int = 1500) -> None:
 def test_a_single_game_starts_at_once_and_ends_with_the_review_and_the_mat_file(config) -> None:
     office = PostOffice(config, LoadedDice(seed=11))
     anna = Player(office, "anna@example.org", "Anna")
-    anna.write_setting("sprache de")
+    anna.write_confirmed("sprache de")
     anna.write("gegen assistent")
     assert "Assistent" in text_of(anna.last) and "Assistant" not in text_of(anna.last)
     anna.reply("lang en")
@@ -106,6 +106,6 @@ def test_without_bgsage_play_assistant_is_unavailable_and_friends_still_play(con
     anna.write("play assistant")
     assert "The Assistant is not available on this server." in text_of(anna.last)
     assert office.matches() == []
-    anna.write("invite ben@example.org")
+    anna.write_confirmed("invite ben@example.org")
     ben.reply("accept")
     assert office.table().status is MatchStatus.RUNNING

@@ -161,7 +161,7 @@ def test_vacation_pauses_the_clocks_within_the_yearly_allowance(office, anna, be
     timeout_before = office.table(match_id).record.clock_started_at + 3 * DAY
 
     time.now = T0 + DAY
-    sent = ben.write_setting("urlaub 5")
+    sent = ben.write_confirmed("urlaub 5")
     assert "your clocks in all your games stand still for 5 days, until 2030-03-07 12:00 UTC" in text_of(sent[0])
     assert "You have 25 vacation days left this year." in text_of(sent[0])
     assert run_clocks(office, timeout_before) == []
@@ -170,19 +170,19 @@ def test_vacation_pauses_the_clocks_within_the_yearly_allowance(office, anna, be
     assert "your move clock runs out in 1 day" in text_of(reminder)
 
     time.now = T0 + 2 * DAY
-    sent = ben.write_setting("vacation 26")
+    sent = ben.write_confirmed("vacation 26")
     assert "You cannot take 26 days of vacation: the allowance is 30 days a year, and you have 25 days left" \
         in text_of(sent[0])
     assert player_row(office, ben.address).vacation_days == {"2030": 5}
-    ben.write_setting("vacation 25")
+    ben.write_confirmed("vacation 25")
     assert player_row(office, ben.address).vacation_days == {"2030": 30}
-    sent = ben.write_setting("vacation 1")
+    sent = ben.write_confirmed("vacation 1")
     assert "you have 0 days left" in text_of(sent[0])
 
 
 def test_a_turn_that_comes_during_a_vacation_starts_its_clock_when_the_vacation_ends(office, anna, ben, time):
     match_id = start(office, anna, ben, "invite ben@example.org clock 2d/1d")
-    anna.write_setting("vacation 3")  # at T0: her clock does not run now
+    anna.write_confirmed("vacation 3")  # at T0: her clock does not run now
     assert office.table(match_id).record.clock_started_at == T0
     time.now = T0 + HOUR
     office.dice.load((6, 4))

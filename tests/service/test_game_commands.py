@@ -191,9 +191,9 @@ def test_board_games_help_language_and_numbering(office, anna, ben):
     assert "against Anna: a single game, score 0-0, your turn" in text_of(ben.last)
     ben.write("help")
     assert "How to play backgammon by mail" in text_of(ben.last)
-    ben.write_setting("numbering fixed")
+    ben.write_confirmed("numbering fixed")
     assert "fixed numbering" in text_of(ben.last)
-    ben.write_setting("lang de")
+    ben.write_confirmed("lang de")
     office.dice.load((6, 5))
     acts(office, ben, "würfeln", to=game_mail)
     assert "Sie sind am Zug (6-5)" in str(ben.last["Subject"])
@@ -204,9 +204,9 @@ def test_board_games_help_language_and_numbering(office, anna, ben):
 
 
 def test_german_command_aliases(office, anna, ben):
-    anna.write_setting("sprache de")
+    anna.write_confirmed("sprache de")
     office.dice.load((3, 1))
-    anna.write("einladen ben@example.org")
+    anna.write_confirmed("einladen ben@example.org")
     ben.reply("annehmen")
     assert office.table().status is MatchStatus.RUNNING
     acts(office, anna, "8/5 6/5")
@@ -215,10 +215,10 @@ def test_german_command_aliases(office, anna, ben):
     acts(office, anna, "ablehnen")
     table = office.table()
     assert table.status is MatchStatus.FINISHED and table.score.points == (0, 1)
-    ben.write("einladen anna@example.org")
+    ben.write_confirmed("einladen anna@example.org")
     anna.reply("ablehnen")
     assert office.table().status is MatchStatus.DECLINED
-    ben.write("einladen anna@example.org match 3")
+    ben.write_confirmed("einladen anna@example.org match 3")
     office.dice.load((4, 2))
     anna.reply("annehmen")
     acts(office, anna, "$aufgeben")
@@ -234,7 +234,7 @@ def test_an_empty_reply_gets_the_board_and_a_friendly_word(office, anna, ben):
 
 
 def test_one_click_mailto_links_answer_an_invitation(office, anna, ben):
-    anna.write("invite ben@example.org lang de")
+    anna.write_confirmed("invite ben@example.org lang de")
     invitation = ben.last
     assert "Einladung von Anna" in str(invitation["Subject"])
     link = re.search(r"mailto:(\S+)\?subject=(\w+)", text_of(invitation))

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from mail_clients import _quoted, _reply_headers
-from post_office import LoadedDice, Player, PostOffice, acts, check_answers, invite_and_accept, text_of, token_of
+from post_office import (LoadedDice, Player, PostOffice, acts, check_answers, invite_and_accept, is_confirmation,
+                         text_of, token_of)
 
 from pbem.mail.local_client import compose_mail, compose_reply
 from pbem.service.inbox import safe_note
@@ -93,11 +94,11 @@ def test_a_forged_sender_cannot_change_anybodys_settings(game):
     assert not eve.inbox
     # Ben answers one of the confirmations himself: only what it held happens
     confirmation = next(mail for mail in ben.inbox if "numbering fixed" in text_of(mail))
-    ben.reply("", to=confirmation)
+    ben.reply("yes", to=confirmation)
     players = {address: (language, numbering) for address, language, numbering in office.snapshot()[1]}
     assert players["ben@example.org"] == (None, "fixed")
     # a confirmation answered twice, or by someone else, does nothing more
-    ben.reply("", to=confirmation)
+    ben.reply("yes", to=confirmation)
     forged = compose_reply("Eve <eve@example.net>", next(m for m in ben.inbox if "lang de" in text_of(m)), "")
     office.file(office.deliver(forged))
     players = {address: (language, numbering) for address, language, numbering in office.snapshot()[1]}
@@ -112,14 +113,70 @@ def test_account_commands_with_the_players_token_need_no_confirmation(game):
     assert players["ben@example.org"] == "de"
 
 
-def test_many_forged_senders_cannot_flood_one_address_with_invitations(config):
+def test_many_senders_cannot_flood_one_address_with_invitations(config):
     office = PostOffice(config, LoadedDice(seed=2))
     victim = Player(office, "victim@example.org", "Victim")
-    for number in range(30):
-        office.file(office.deliver(compose_mail(f"f{number}@example.net", "backgammon@localhost", "x",
-                                                "invite victim@example.org\n")))
+    for number in range(30):  # a forged From gets nowhere (it must confirm); these are real addresses
+        Player(office, f"f{number}@example.net", f"F{number}").write_confirmed("invite victim@example.org")
     limit = config.limits.invitations_received_per_day
     assert len(victim.inbox) == limit == 3
+
+
+def test_a_forged_invitation_sends_nothing_to_the_invited_and_starts_nothing(game):
+    office, anna, ben = game
+    eve = Player(office, "eve@example.net", "Eve")
+    sent = office.deliver(compose_mail("Ben <ben@example.org>", "backgammon@localhost", "x",
+                                       "invite eve@example.net match 25 clock 1h/0h\n"))
+    office.file(sent)
+    assert [mail["To"].addresses[0].addr_spec for mail in sent] == ["ben@example.org"]
+    assert "Please confirm" in text_of(sent[0]) and not eve.inbox and len(office.matches()) == 1
+    # Ben says no: nothing happens
+    ben.reply("No, I did not ask for this.", to=sent[0])
+    assert "did not confirm" in text_of(ben.last) and not eve.inbox and len(office.matches()) == 1
+
+
+def test_a_forged_from_does_not_rename_a_player(game):
+    office, anna, ben = game
+    office.file(office.deliver(compose_mail('"Ben (I resign, cheater)" <ben@example.org>', "backgammon@localhost",
+                                            "x", "help\n")))
+    token = office.table().token(1)
+    acts(office, ben, "roll", to=ben.last_of(token))
+    assert "cheater" not in text_of(anna.last) and "Ben" in text_of(anna.last)
+    ben.post(compose_reply('"Benjamin" <ben@example.org>', ben.last_of(token), "board"))
+    assert office.table().players[1].name == "Benjamin"
+
+
+def test_notes_waiting_for_a_player_stay_bounded(game):
+    office, anna, ben = game
+    for number in range(40):
+        ben.reply(f"{number}: " + "blah " * 390, to=ben.last_of(office.table().token(1)))
+    table = office.table()
+    assert sum(len(note) for note in table.record.notes0) <= 4000 and table.record.notes0[-1].startswith("39:")
+
+
+def test_a_mail_answering_one_game_but_addressed_to_another_changes_nothing(game):
+    office, anna, ben = game
+    anna.write_confirmed("invite ben@example.org")
+    ben.reply("accept")
+    first_game_mail = next(mail for mail in reversed(ben.inbox) if token_of(mail) == office.table(1).token(1))
+    second = office.table()
+    reply = compose_reply(ben.sender, first_game_mail, "roll")
+    del reply["To"]
+    reply["To"] = f"backgammon+{second.token(1)}@localhost"
+    before = office.snapshot()
+    sent = ben.post(reply)
+    assert office.snapshot()[0] == before[0]
+    assert "addressed to another" in text_of(sent[0])
+
+
+def test_a_token_hidden_in_a_note_never_reaches_the_opponent(game):
+    office, anna, ben = game
+    token = office.table().token(1)
+    for note in (f"mailto:backgammon%2B{token}@localhost", f"see {token[:13]}\n{token[13:]} there",
+                 f"?q=1{token}2", f"backgammon+{token[:10]}=\n{token[10:]}@localhost"):
+        ben.reply(f"Hi Anna\n{note}", to=ben.last_of(token))
+    for waiting in office.table().record.notes0:
+        assert token not in waiting.replace("\n", "").replace("=", "")
 
 
 @pytest.mark.parametrize("address", [
@@ -130,6 +187,8 @@ def test_invitations_go_only_to_addresses_of_people(config, address):
     office = PostOffice(config, LoadedDice(seed=2))
     anna = Player(office, "anna@example.org", "Anna")
     sent = anna.write(f"invite {address}")
+    if is_confirmation(sent[0]):
+        sent = anna.reply("yes", to=sent[0])
     assert [mail["To"].addresses[0].addr_spec for mail in sent] == ["anna@example.org"]
     assert office.matches() == []
     assert len(text_of(sent[0])) < 5000

@@ -163,7 +163,7 @@ def test_nothing_a_player_writes_becomes_markup(config) -> None:
     office = PostOffice(config, LoadedDice(seed=3))
     anna = Player(office, "anna@example.org", '"Anna <b>bold</b>"')  # quoted in From, as mail clients do
     ben = Player(office, "ben@example.org", '"Ben <img src=x> & Co"')
-    anna.write("invite ben@example.org")
+    anna.write_confirmed("invite ben@example.org")
     office.dice.load((3, 1))
     ben.reply("accept\n<script>alert(1)</script>")
     mail = anna.last

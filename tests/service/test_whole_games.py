@@ -16,7 +16,7 @@ def test_single_game_to_the_end_with_own_and_fixed_numbering(config):
     office = PostOffice(config, LoadedDice(seed=7))
     anna = Player(office, "anna@example.org", "Anna")
     ben = Player(office, "ben@example.org", "Ben", numbering=Numbering.FIXED)
-    ben.write_setting("numbering fixed")
+    ben.write_confirmed("numbering fixed")
     assert "fixed numbering" in text_of(ben.last)
     match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
 
