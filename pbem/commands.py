@@ -35,8 +35,8 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
 ``games-count``
     ``games``/``spiele`` without a number from 1 to :data:`MAX_GAMES`; details as above.
 ``clock``
-    ``clock``/``uhr`` without a value like ``3d/14d`` (units ``d``/``t`` days, ``h`` hours; the
-    time bank may be left out), or a move clock outside :data:`MOVE_CLOCK_RANGE` or a time bank
+    ``clock``/``uhr`` without a value like ``3d/14d`` (units ``d``/``t`` days, ``h`` hours,
+    ``m`` minutes, as in the config file; the time bank may be left out), or a move clock outside :data:`MOVE_CLOCK_RANGE` or a time bank
     outside :data:`TIME_BANK_RANGE`; details: the value as written.
 ``stake``
     ``stake``/``einsatz`` without a whole number from 1 to :data:`MAX_STAKE`; details: the value.
@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from pbem.addresses import is_plain_address
+from pbem.config import parse_duration
 from pbem.rules.notation import Numbering, looks_like_play
 from pbem.rules.scoring import Format
 
@@ -282,9 +283,6 @@ _FLAG_WORDS = {
 _CLOCK_WORDS = ("clock", "uhr")
 _STAKE_WORDS = ("stake", "einsatz")
 
-_DURATION = r"(\d{1,4})([dth])"
-_CLOCK = re.compile(rf"{_DURATION}(?:/{_DURATION})?")
-_UNIT = {"d": timedelta(days=1), "t": timedelta(days=1), "h": timedelta(hours=1)}
 
 
 def parse_commands(new_text: str, subject: str = "") -> list[Command]:
@@ -435,12 +433,15 @@ def _whole_number(text: str, maximum: int) -> int | None:
 
 
 def _clocks(text: str) -> tuple[timedelta, timedelta | None] | None:
-    """Move clock and time bank from ``3d/14d`` (or just ``3d``), or None when not sensible."""
-    match = _CLOCK.fullmatch(text)
-    if not match:
+    """Move clock and time bank from ``3d/14d`` (or just ``3d``; the config's duration grammar),
+    or None when not sensible."""
+    parts = text.split("/")
+    if len(parts) > 2:
         return None
-    move_clock = int(match[1]) * _UNIT[match[2]]
-    time_bank = int(match[3]) * _UNIT[match[4]] if match[3] else None
+    try:
+        move_clock, time_bank = parse_duration(parts[0]), (parse_duration(parts[1]) if len(parts) == 2 else None)
+    except ValueError:
+        return None
     if not MOVE_CLOCK_RANGE[0] <= move_clock <= MOVE_CLOCK_RANGE[1]:
         return None
     if time_bank is not None and not TIME_BANK_RANGE[0] <= time_bank <= TIME_BANK_RANGE[1]:

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from pbem.config import EMBEDDED_DEFAULT, ConfigError, Secret, load_config, parse_duration
+from pydantic import SecretStr
+
+from pbem.config import EMBEDDED_DEFAULT, ConfigError, load_config, parse_duration
 
 FULL = """
 [service]
@@ -73,9 +75,9 @@ def test_full_contract_file_is_read(tmp_path, monkeypatch):
     config = load_config(write(tmp_path, FULL))
     assert config.service.language == "de"
     assert config.imap is not None and config.imap.port == 993 and config.imap.idle is True
-    assert config.imap.password.reveal() == "hunter2"
+    assert config.imap.password.get_secret_value() == "hunter2"
     assert config.imap.poll_interval == 60.0
-    assert config.smtp is not None and config.smtp.password == Secret("s3cret")
+    assert config.smtp is not None and config.smtp.password == SecretStr("s3cret")
     assert config.game.cube_cap == 32 and config.game.time_bank == timedelta(days=10)
     assert config.limits.max_mail_bytes == 500000
     assert config.poll_interval == 60.0
@@ -95,7 +97,7 @@ host = "localhost"
 username = "u"
 password_file = "{tmp_path / 'secret'}"
 """))
-    assert config.smtp.password.reveal() == "from-file"
+    assert config.smtp.password.get_secret_value() == "from-file"
     assert config.smtp.port == 587
 
 

@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
-from pbem.config import _KEYS, Secret, load_config
+from pydantic import SecretStr
+
+from pbem.config import KEYS, load_config
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "config.example.toml"
 
@@ -13,14 +15,14 @@ def test_the_example_config_loads(monkeypatch):
     config = load_config(EXAMPLE)
     assert config.service.address == "backgammon@example.org"
     assert config.imap is not None and config.imap.security == "ssl" and config.imap.idle
-    assert config.imap.password == Secret("imap secret")
+    assert config.imap.password == SecretStr("imap secret")
     assert config.smtp is not None and config.smtp.security == "starttls"
-    assert config.smtp.password == Secret("smtp secret")
+    assert config.smtp.password == SecretStr("smtp secret")
 
 
 def test_the_example_config_names_every_key():
     text = EXAMPLE.read_text(encoding="utf-8")
-    for table, keys in _KEYS.items():
+    for table, keys in KEYS.items():
         assert f"[{table}]" in text
         for key in keys:
             assert f"{key} =" in text, f"[{table}] {key} is not in the example"

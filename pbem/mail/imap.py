@@ -87,7 +87,7 @@ class ImapSession:
         await self._client.wait_hello_from_server()
         if config.security == "starttls":
             await self._starttls(context)
-        response = await self._call(self._client.login(config.username, config.password.reveal()))
+        response = await self._call(self._client.login(config.username, config.password.get_secret_value()))
         if response.result != "OK":
             raise LoginRefused(f"login as {config.username} refused ({_text(response)}); "
                                "check username and password")

@@ -59,7 +59,7 @@ class SmtpSink:
             raise TimeoutError(str(exc)) from None
         if config.username is not None and config.password is not None:
             try:
-                await client.login(config.username, config.password.reveal())
+                await client.login(config.username, config.password.get_secret_value())
             except aiosmtplib.SMTPAuthenticationError as exc:
                 client.close()
                 raise LoginRefused(f"login as {config.username} refused ({exc.code} {exc.message}); "

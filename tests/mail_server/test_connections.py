@@ -9,13 +9,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pytest
 from conftest import SERVICE, write_config
 from mail_servers import Dovecot, SmtpServer, free_port
 
-from pbem.config import ImapConfig, Secret, SmtpConfig
+from pydantic import SecretStr
+
+from pbem.config import ImapConfig, SmtpConfig
 from pbem.mail.connecting import LoginRefused
 from pbem.mail.imap import ImapSource
 from pbem.mail.smtp import SmtpSink
@@ -35,8 +36,8 @@ def tls_dovecot(monkeypatch) -> Iterator[Dovecot]:
 
 def imap_config(dovecot: Dovecot, **changes) -> ImapConfig:
     config = ImapConfig(host="127.0.0.1", port=dovecot.port, security="none", username=SERVICE[0],
-                        password=Secret(SERVICE[1]))
-    return replace(config, **changes)
+                        password=SecretStr(SERVICE[1]))
+    return config.model_copy(update=changes)
 
 
 async def read_and_put_away(config: ImapConfig) -> bytes:
@@ -91,7 +92,7 @@ def test_smtp_with_starttls_and_login_sends_crlf_lines(tls_dovecot):
     server.start()
     try:
         sink = SmtpSink(SmtpConfig(host="localhost", port=server.port, security="starttls", username="pbem",
-                                   password=Secret("smtp-secret")), timeout=5)
+                                   password=SecretStr("smtp-secret")), timeout=5)
 
         async def send() -> None:
             await sink.send(b"Subject: hi\nMessage-ID: <one@localhost>\n\nline 1\nline 2\n", "backgammon@localhost",
@@ -113,7 +114,7 @@ def test_wrong_smtp_password_raises_in_plain_words_without_the_password(caplog):
     server.start()
     try:
         sink = SmtpSink(SmtpConfig(host="127.0.0.1", port=server.port, security="none", username="pbem",
-                                   password=Secret(WRONG)), timeout=5)
+                                   password=SecretStr(WRONG)), timeout=5)
         with pytest.raises(LoginRefused, match="login as pbem refused .*check username and password") as caught:
             asyncio.run(sink.send(b"Subject: x\n\nx\n", "backgammon@localhost", ["anna@example.org"]))
         assert WRONG not in str(caught.value) and WRONG not in caplog.text
@@ -126,7 +127,7 @@ def test_wrong_imap_password_one_clear_line_then_retries_until_it_works(dovecot,
     """The daemon's source keeps trying with back-off; the log says it once and never shows the password."""
     caplog.set_level(logging.DEBUG)
     dovecot.deliver(SERVICE[0], b"Subject: waiting\r\nMessage-ID: <w@example.org>\r\n\r\nroll\r\n")
-    source = ImapSource(imap_config(dovecot, password=Secret(WRONG)), timeout=5)
+    source = ImapSource(imap_config(dovecot, password=SecretStr(WRONG)), timeout=5)
 
     async def keep_reading() -> list:
         deadline = time.monotonic() + 10
