@@ -26,8 +26,7 @@ from sqlmodel import Session
 
 from pbem.config import Config, ConfigError, load_config
 from pbem.daemon.pipeline import Handler, MailPipeline
-from pbem.mail.sinks import open_outbound_sink
-from pbem.mail.sources import open_inbound_source
+from pbem.mail.transport import open_inbound_source, open_outbound_sink
 from pbem.store.db import SchemaError, create_schema, make_engine
 from pbem.store.mail_records import InboundMail, InboundState
 

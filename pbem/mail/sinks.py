@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from pbem.config import Config
 from pbem.mail.reading import message_id_of
 from pbem.mail.sources import ensure_maildir
 
@@ -21,15 +20,6 @@ class OutboundSink(Protocol):
         """Deliver `raw` or raise; returning means the mail is safely handed over."""
 
     async def close(self) -> None: ...
-
-
-def open_outbound_sink(config: Config) -> OutboundSink:
-    """The sink the configuration asks for: the `[smtp]` server, else the local Maildir outbox."""
-    if config.smtp is not None:
-        from pbem.mail.smtp import SmtpSink
-
-        return SmtpSink(config.smtp)
-    return MaildirSink(config.outbox_dir)
 
 
 def outbox_file_name(message_id: str) -> str:

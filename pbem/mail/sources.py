@@ -1,6 +1,7 @@
 """Where incoming mail comes from: a small async interface and its local Maildir implementation.
 
-The daemon only ever talks to `InboundSource`; IMAP (`pbem.mail.imap`) plugs in behind the same five methods. A
+The daemon only ever talks to `InboundSource`; IMAP (`pbem.mail.imap`) plugs in behind the same five methods
+(`pbem.mail.transport` picks one by the configuration). A
 message is marked done only after the transaction that applied it has committed.
 """
 
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pbem.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +45,6 @@ class InboundSource(Protocol):
         """Return when mail may have arrived, or after `timeout` seconds at the latest."""
 
     async def close(self) -> None: ...
-
-
-def open_inbound_source(config: Config) -> InboundSource:
-    """The source the configuration asks for: the `[imap]` mailbox, else the local Maildir inbox."""
-    if config.imap is not None:
-        from pbem.mail.imap import ImapSource  # imap.py builds on this module
-
-        return ImapSource(config.imap)
-    return MaildirSource(config.inbox_dir)
 
 
 def ensure_maildir(path: Path) -> None:
