@@ -301,9 +301,10 @@ def parse_commands(new_text: str, subject: str = "") -> list[Command]:
             blank_before = True
             continue
         command = _read_line(line)
-        if isinstance(command, Note) and commands and isinstance(commands[-1], Note):
+        if isinstance(command, Note) and commands and isinstance(previous := commands[-1], Note):
             separator = "\n\n" if blank_before else "\n"
-            command = Note(commands.pop().text + separator + command.text)
+            commands.pop()
+            command = Note(previous.text + separator + command.text)
         commands.append(command)
         blank_before = False
     return commands

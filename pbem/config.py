@@ -204,8 +204,8 @@ def _read_password(key: str, source: str) -> str:
 
 
 class ImapConfig(_MailServer):
-    username: str  # type: ignore[assignment]  # required for IMAP, optional for SMTP
-    password: SecretStr  # type: ignore[assignment]  # required for IMAP, optional for SMTP
+    username: str  # required for IMAP, optional for SMTP
+    password: SecretStr  # required for IMAP, optional for SMTP
     mailbox: str = "INBOX"
     poll_interval: float = DEFAULT_POLL_INTERVAL
     idle: bool = True

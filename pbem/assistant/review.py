@@ -94,7 +94,7 @@ def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:
             if not state.beavered:
                 _judge_cube(engine, state, seats[seat], number, kind.value)
             state = getattr(rules, kind.value)(state, seat)
-    equities = engine.many_play_equities([(state.board, state.dice, CubeContext.of(state, state.seat))
+    equities = engine.many_play_equities([(state.board, _rolled(state), CubeContext.of(state, state.seat))
                                           for state, _, _, _ in plays])
     for (state, seat, number, play), each in zip(plays, equities):
         _judge_play(state, each, seats[seat], number, play)
@@ -183,3 +183,9 @@ def _double_thinkable(engine: Engine, state: rules.Game) -> bool:
 def _texts(board: Position, play: tuple, seat: int) -> dict[str, str]:
     colour = Colour.of_seat(seat)
     return {numbering.value: format_play(board, play, numbering, colour) for numbering in Numbering}
+
+
+def _rolled(state: rules.Game) -> tuple[int, int]:
+    """The dice of a game waiting for a play (it has rolled)."""
+    assert state.dice is not None
+    return state.dice

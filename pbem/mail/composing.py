@@ -125,7 +125,7 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
     message.set_content(letter.text)
     if letter.html is not None:
         message.add_alternative(letter.html, subtype="html")
-        html_part = message.get_payload()[-1]
+        *_, html_part = message.iter_parts()
         for image in letter.images:
             html_part.add_related(image.data, maintype="image", subtype=image.subtype, cid=f"<{image.content_id}>",
                                   filename=image.filename, disposition="inline")

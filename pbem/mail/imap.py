@@ -22,7 +22,7 @@ import ssl
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from aioimaplib import aioimaplib
 
@@ -138,7 +138,8 @@ class ImapSession:
     async def _call(self, command: Awaitable[T]) -> T:
         """Run one command, failing at once (not at the timeout) when the connection drops."""
         task = asyncio.ensure_future(command)
-        await asyncio.wait({task, self._lost}, timeout=self.timeout + 1, return_when=asyncio.FIRST_COMPLETED)
+        waiting: set[asyncio.Future[Any]] = {task, self._lost}
+        await asyncio.wait(waiting, timeout=self.timeout + 1, return_when=asyncio.FIRST_COMPLETED)
         if not task.done():
             task.cancel()
             raise ConnectionResetError("the connection to the server was lost")

@@ -40,6 +40,7 @@ from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.policy import default as default_policy
 from html.parser import HTMLParser
+from typing import Any
 
 from mailparser_reply.constants import GENERIC_MAIL_SEPARATOR, MAIL_LANGUAGES
 from mailparser_reply.parser import EmailMessage as ReplyParser
@@ -317,7 +318,7 @@ def _sender(message: Message) -> tuple[str, str]:
     if len(value) > MAX_FROM_CHARS or value.count(_ENCODED_WORD) > MAX_FROM_ENCODED_WORDS:
         raise UnreadableMail("the From header is beyond the limits")
     try:
-        header = message.policy.header_fetch_parse("From", value)
+        header: Any = message.policy.header_fetch_parse("From", value)  # an AddressHeader
         clean = not any(not isinstance(defect, errors.ObsoleteHeaderDefect) for defect in header.defects)
         addresses = header.addresses
     except _EMAIL_PACKAGE_ERRORS:

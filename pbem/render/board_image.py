@@ -317,6 +317,11 @@ def _png(image: Image.Image) -> bytes:
     return out.getvalue()
 
 
+def _blend(first: tuple[int, int, int], second: tuple[int, int, int], share: float) -> tuple[int, int, int]:
+    red, green, blue = (round(a + (b - a) * share) for a, b in zip(first, second))
+    return red, green, blue
+
+
 @cache
 def _palette() -> Image.Image:
     """Every colour drawn, and three blends of each pair for the anti-aliased edges.
@@ -329,7 +334,7 @@ def _palette() -> Image.Image:
     colours = list(dict.fromkeys(base))
     for index, first in enumerate(base):
         for second in base[index + 1:]:
-            colours += [tuple(round(a + (b - a) * step / 4) for a, b in zip(first, second)) for step in (1, 2, 3)]
+            colours += [_blend(first, second, step / 4) for step in (1, 2, 3)]
     colours = list(dict.fromkeys(colours))[:256]
     palette = Image.new("P", (1, 1))
     palette.putpalette([channel for colour in colours for channel in colour])

@@ -62,7 +62,7 @@ _LESS_THAN_A_MINUTE = {"en": "less than a minute", "de": "weniger als eine Minut
 def _language_of(context: jinja2.runtime.Context) -> str:
     """The language a template is rendered in; an error when :func:`render` did not set it."""
     language = context.get("language")
-    if language not in LANGUAGES:
+    if not isinstance(language, str) or language not in LANGUAGES:
         raise ValueError(f"template rendered without a language (got {language!r})")
     return language
 
@@ -154,7 +154,7 @@ def explain(
     name = reason_name(code)
     macro = getattr(reasons, name, None) if name.isidentifier() else None
     if not isinstance(macro, jinja2.runtime.Macro):
-        return str(reasons.unknown(code)).strip()
+        return str(getattr(reasons, "unknown")(code)).strip()
     worded = macro({"value": details} if isinstance(details, str) else dict(details))
     return str(worded).strip()
 

@@ -56,6 +56,7 @@ code                         meaning, details
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pbem.rules.position import BAR, Position
 
@@ -197,7 +198,7 @@ def legal_plays(position: Position, dice: tuple[int, int]) -> dict[Position, Pla
     doubles = high == low
     mover, opponent = list(position.mover), list(position.opponent)
     # key -> [dice used, first die, steps, mover, opponent]
-    found: dict[int, list] = {}
+    found: dict[int, list[Any]] = {}
     steps: list[Step] = []
     best = 0
 

@@ -65,6 +65,7 @@ def decide(table: Table, config: Config) -> tuple[int, commands.Command | None] 
             play = engine.choose_play(game)
             return seat, commands.Move(format_play(game.board, play, table.numbering(seat), Colour.of_seat(seat)))
         case rules.Phase.DOUBLE_OFFERED:
-            answer = engine.answer_double(game)
-            return seat, {"take": commands.Take(), "drop": commands.Drop(), "beaver": commands.Beaver()}[answer]
+            answers: dict[str, commands.Command] = {"take": commands.Take(), "drop": commands.Drop(),
+                                                    "beaver": commands.Beaver()}
+            return seat, answers[engine.answer_double(game)]
     return None

@@ -112,16 +112,16 @@ def _our_text(session: Session, service_address: str, message_ids: Sequence[str]
 def _run(talk: Conversation, mail: IncomingMail) -> None:
     found = _find_table(talk, mail)
     table, seat = found if found else (None, None)
-    confirmation = _confirmation(talk, mail) if table is None else None
-    stale = table is not None and _answers_older_mail(mail, table, seat)
+    confirmation = _confirmation(talk, mail) if found is None else None
+    stale = found is not None and _answers_older_mail(mail, *found)
     parsed = _once_each(commands.parse_commands(mail.new_text, subject_text(mail.subject)))
     proven = table is not None or confirmation is not None
     if proven and mail.sender_name and mail.sender_name != talk.sender.name:
         talk.sender.name = mail.sender_name  # a name is taken only from a mail that proves its sender
         talk.session.add(talk.sender)
-    if table is not None:
-        talk.news_of(table)
-        table.add_to_thread(seat, mail.message_id)
+    if found is not None:
+        talk.news_of(found[0])
+        found[0].add_to_thread(found[1], mail.message_id)
         if stale and any(isinstance(command, _GAME_COMMANDS) for command in parsed):
             talk.say_template("older_mail", table)
     if confirmation is not None:
@@ -183,6 +183,7 @@ def _ask_for_confirmation(talk: Conversation, lines: list[str]) -> None:
     """Hold account commands and invitations of a mail without a token until the sender answers
     a mail to their own address: whoever forged the From never sees it."""
     token = new_token()
+    assert talk.sender.id is not None
     talk.session.add(AccountConfirmation(token=token, player_id=talk.sender.id, commands=lines, created_at=talk.now))
     talk.reply_token = token
     talk.say_template("confirm_account", commands=lines)
@@ -268,10 +269,11 @@ def _dispatch(
             talk.error(code, details, table, seat or 0)
         case commands.Invite():
             invitations.invite(talk, command)
-        case commands.Accept() | commands.Decline() if table is not None and table.status is MatchStatus.INVITED:
+        case commands.Accept() | commands.Decline() if (table is not None and seat is not None
+                                                        and table.status is MatchStatus.INVITED):
             (invitations.accept if isinstance(command, commands.Accept) else invitations.decline)(talk, table, seat)
         case commands.Rematch():
-            if table is None:
+            if table is None or seat is None:
                 talk.say_template("no_game_named")
             else:
                 invitations.rematch(talk, table, seat)
@@ -295,7 +297,8 @@ def send_letters(talk: Conversation) -> None:
     for player, table, letter in talk.letters():
         message = compose(letter, config.service.address, config.service.name, talk.now)
         queue_mail(talk.session, message)
-        if table is not None:
-            table.add_to_thread(table.seat_of(player), str(message["Message-ID"]))
+        seat = None if table is None else table.seat_of(player)
+        if table is not None and seat is not None:
+            table.add_to_thread(seat, str(message["Message-ID"]))
     for news in talk.news.values():
         news.table.save(talk.session)

@@ -138,6 +138,7 @@ def _open_match(
     rematch_of: int | None = None,
 ) -> Table:
     rules = match_rules(options, talk.config.game.cube_cap)
+    assert players[0].id is not None and players[1].id is not None
     record = MatchRecord(
         player0_id=players[0].id, player1_id=players[1].id, token0=new_token(), token1=new_token(),
         options=_options_document(options), score=scoring.Score(rules).to_dict(), rematch_of=rematch_of,

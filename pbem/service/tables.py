@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlmodel import Session, or_, select
+from sqlmodel import Session, col, or_, select
 
 from pbem.rules.game import Game
 from pbem.rules.notation import Colour, Numbering
@@ -107,7 +107,7 @@ class Table:
 
     def finished_games(self, session: Session) -> list[Game]:
         rows = session.exec(
-            select(FinishedGame).where(FinishedGame.match_id == self.id).order_by(FinishedGame.number)
+            select(FinishedGame).where(FinishedGame.match_id == self.id).order_by(col(FinishedGame.number))
         ).all()
         return [Game.from_dict(row.game) for row in rows]
 
@@ -130,7 +130,7 @@ def tables_of(session: Session, player: Player, statuses: tuple[MatchStatus, ...
     records = session.exec(
         select(MatchRecord)
         .where(or_(MatchRecord.player0_id == player.id, MatchRecord.player1_id == player.id))
-        .where(MatchRecord.status.in_([status.value for status in statuses]))  # type: ignore[attr-defined]
-        .order_by(MatchRecord.id)
+        .where(col(MatchRecord.status).in_([status.value for status in statuses]))
+        .order_by(col(MatchRecord.id))
     ).all()
     return [Table.load(session, record) for record in records]
