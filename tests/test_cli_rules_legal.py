@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.cli import parse_legal_query
+from pbem.cli.rules import parse_legal_query
 
 DATA = Path(__file__).resolve().parent / "data" / "legal_plays.txt"
 COMMAND = [sys.executable, "-m", "pbem.cli", "rules", "legal"]

@@ -1,4 +1,4 @@
-"""`pbem check`: try the configured IMAP and SMTP servers the way the daemon will use them.
+"""Trying the configured IMAP and SMTP servers the way the daemon will use them (`pbem check`).
 
 Connects, secures the connection, logs in and opens the mailbox, and sends nothing. Each server
 gets one line: OK with what was found, or what is wrong in plain words.
@@ -6,20 +6,15 @@ gets one line: OK with what was found, or what is wrong in plain words.
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from pathlib import Path
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
-from pbem.config import Config, ConfigError, ImapConfig, SmtpConfig, load_config
+from pbem.config import Config, ImapConfig, SmtpConfig
 from pbem.mail.connecting import explain
 from pbem.mail.imap import DONE_FOLDER, FAILED_FOLDER, ImapSession
 from pbem.mail.smtp import SmtpSink
 
 TIMEOUT = 10.0
-EXIT_PROBLEM = 1
-EXIT_CONFIG_ERROR = 2
 
 
 async def check_imap(config: ImapConfig) -> str:
@@ -67,13 +62,3 @@ async def _check_one(label: str, server: Any, check: Callable[[Any], Awaitable[s
         print(explain(exc, label, server.host, server.port, server.security), file=out)
         return False
     return True
-
-
-def run_check(config_path: Path, out: TextIO = sys.stdout) -> int:
-    """0 when the configured servers work, 1 when one does not, 2 for an unusable config file."""
-    try:
-        config = load_config(config_path)
-    except ConfigError as exc:
-        print(f"pbem check: {exc}", file=sys.stderr)
-        return EXIT_CONFIG_ERROR
-    return 0 if asyncio.run(check_all(config, out)) else EXIT_PROBLEM

@@ -1,4 +1,4 @@
-"""`pbem send` and `pbem outbox`: a terminal mail client for the local Maildir inbox and outbox.
+"""A terminal mail client for the local Maildir inbox and outbox (`pbem send`, `pbem outbox`).
 
 `send` writes a mail as a real client would (headers, MIME, and for a reply the subject, the
 threading headers and the quoted original), so that a whole game can be played from a terminal and
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 import time
 import uuid
 from collections.abc import Iterable
@@ -22,11 +21,8 @@ from email.policy import default as default_policy
 from email.utils import formatdate, getaddresses, make_msgid, parseaddr, parsedate_to_datetime
 from pathlib import Path
 
-from pbem.config import ConfigError, is_mail_address, load_config
 from pbem.mail.sources import ensure_maildir
 
-EXIT_USAGE = 2
-EXIT_NOTHING_FOUND = 1
 USER_AGENT = "pbem send"
 
 
@@ -129,55 +125,6 @@ def format_mail(entry: OutboxEntry) -> str:
     headers = "".join(f"{name}: {entry.message[name]}\n" for name in ("From", "To", "Reply-To", "Date", "Subject")
                       if entry.message[name] is not None)
     return f"{headers}File: {entry.path}\n\n{original_text(entry.message)}"
-
-
-def run_send(config_path: Path | None, sender: str, subject: str | None, text: str,
-             reply_to: Path | None) -> int:
-    """`pbem send`: drop a mail from `sender` into the local inbox; TEXT `-` reads standard input."""
-    try:
-        config = load_config(config_path)
-    except ConfigError as exc:
-        print(f"pbem send: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if config.imap is not None:
-        print(f"pbem send: {config.source} reads mail over IMAP, not from the local inbox; "
-              "write to the service address with a mail client", file=sys.stderr)
-        return EXIT_USAGE
-    if not is_mail_address(parseaddr(sender)[1]):
-        print(f"pbem send: --from: not a mail address: {sender!r}", file=sys.stderr)
-        return EXIT_USAGE
-    body = sys.stdin.read() if text == "-" else text
-    if reply_to is None:
-        message = compose_mail(sender, config.service.address, subject or "", body)
-    else:
-        try:
-            original = read_mail_file(reply_to)
-        except OSError as exc:
-            print(f"pbem send: --reply-to: cannot read {reply_to}: {exc.strerror}", file=sys.stderr)
-            return EXIT_USAGE
-        message = compose_reply(sender, original, body)
-        if subject is not None:
-            message.replace_header("Subject", subject)
-    print(deliver_to_maildir(config.inbox_dir, message), file=sys.stdout)
-    return 0
-
-
-def run_outbox(config_path: Path | None, to: str | None, last: bool) -> int:
-    """`pbem outbox`: list what the service sent, newest last; `--last` prints the latest mail."""
-    try:
-        config = load_config(config_path)
-    except ConfigError as exc:
-        print(f"pbem outbox: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if config.smtp is not None:
-        print(f"pbem outbox: {config.source} sends mail over SMTP; there is no local outbox", file=sys.stderr)
-        return EXIT_USAGE
-    entries = list_outbox(config.outbox_dir, to)
-    if not entries:
-        print(f"pbem outbox: no mail{f' to {to}' if to else ''} in {config.outbox_dir}", file=sys.stderr)
-        return EXIT_NOTHING_FOUND
-    sys.stdout.write(format_mail(entries[-1]) if last else format_listing(entries))
-    return 0
 
 
 def _domain_of(address: str) -> str:

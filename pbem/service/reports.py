@@ -1,31 +1,25 @@
-"""The operator's view of the database: ``pbem export GAME``, ``pbem games``, ``pbem players``,
-``pbem status``.
-
-They read the same database as ``pbem serve`` (SQLite allows that while it runs) and change
-nothing.  Players are shown by address here: the operator runs the server.
+"""The operator's view of the database, as ``pbem export GAME``, ``games``, ``players`` and
+``status`` print it (``pbem/cli/reports.py``).  Players are shown by address here: the operator
+runs the server.
 """
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime
-from pathlib import Path
 from typing import TextIO
 
 from sqlmodel import Session, col, select
 
-from pbem.config import Config, ConfigError, load_config
+from pbem.config import Config
 from pbem.rules import matfile
 from pbem.rules.game import Phase
 from pbem.rules.scoring import Format, MatchRules
 from pbem.service import clocks
 from pbem.service.tables import Table
-from pbem.store.db import SchemaError, create_schema, current_schema_version, make_engine, utc_now
+from pbem.store.db import current_schema_version
 from pbem.store.game_records import MatchRecord, Player
 from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
-EXIT_USAGE = 2
-EXIT_NOT_FOUND = 1
 EXIT_NEEDS_OPERATOR = 1
 
 
@@ -87,41 +81,6 @@ def players_rows(session: Session, now: datetime) -> list[list[str]]:
 def write_table(rows: list[list[str]], out: TextIO) -> None:
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     out.writelines("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n" for row in rows)
-
-
-def run_report(name: str, config_path: Path | None, match_id: int | None = None,
-               output: Path | None = None) -> int:
-    """``pbem export|games|players|status``: 0, 1 for an unknown game or a mail that needs the
-    operator, 2 for an unusable config or database."""
-    out = sys.stdout
-    try:
-        config = load_config(config_path)
-        engine = make_engine(config.database.url)
-        create_schema(engine)
-    except (ConfigError, SchemaError) as exc:
-        print(f"pbem {name}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        with Session(engine) as session:
-            if name == "status":
-                return status_report(session, out)
-            if name == "games":
-                write_table(games_rows(session, config), out)
-            elif name == "players":
-                write_table(players_rows(session, utc_now()), out)
-            else:
-                assert match_id is not None
-                text = match_file(session, match_id)
-                if text is None:
-                    print(f"pbem export: no game or match with id {match_id}", file=sys.stderr)
-                    return EXIT_NOT_FOUND
-                if output is None:
-                    out.write(text)
-                else:
-                    output.write_text(text, encoding="utf-8")
-    finally:
-        engine.dispose()
-    return 0
 
 
 def status_report(session: Session, out: TextIO) -> int:

@@ -1,0 +1,79 @@
+"""The ``pbem`` command: one subcommand per operator task (SPEC §5), every one of them here.
+
+Each subcommand's module loads only when it runs.  All that read the configuration take the
+same ``--config`` option, and an unusable config file or database ends any of them the same
+way: one line naming the command and the problem, exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from importlib import import_module
+from pathlib import Path
+
+from pbem.cli.loading import EXIT_USAGE, UsageError
+from pbem.cli.rules import RULES_LEGAL_HELP, rules_legal
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``pbem`` command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.run(args))
+    except UsageError as problem:
+        print(f"pbem {args.command}: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _runs(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """The command's function, imported when the command runs (so `pbem send` loads no IMAP)."""
+    return lambda args: int(getattr(import_module(f"pbem.cli.{module}"), function)(args))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pbem", description="Play-by-email backgammon.")
+    config = argparse.ArgumentParser(add_help=False)
+    config.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    def command(name: str, module: str, function: str, text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=text, parents=[config])
+        sub.set_defaults(run=_runs(module, function), command=name)
+        return sub
+
+    command("serve", "serve", "serve", "run the mail daemon until SIGTERM/SIGINT")
+    send = command("send", "local", "send", "drop a mail into the local inbox, as a mail client would")
+    send.add_argument("--from", dest="sender", required=True, metavar="ADDRESS", help="the player's address")
+    send.add_argument("--subject", help="the subject (for a reply: instead of 'Re: …')")
+    send.add_argument("--reply-to", type=Path, metavar="FILE", help="a mail from the outbox to answer")
+    send.add_argument("text", metavar="TEXT", help="the mail's text; - reads standard input")
+    outbox = command("outbox", "local", "outbox", "list the mails the service sent, newest last")
+    outbox.add_argument("--to", metavar="ADDRESS", help="only mails to this address")
+    outbox.add_argument("--last", action="store_true", help="print the latest mail instead of the list")
+    command("check", "check", "check",
+            "try the [imap] and [smtp] settings: connect, TLS, log in, open the mailbox; send nothing")
+    export = command("export", "reports", "report", "write the .mat file of a game or match")
+    export.add_argument("game", type=int, metavar="GAME", help="the match id (see pbem games)")
+    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of to stdout")
+    for name, text in (
+        ("status", "mail that needs the operator: failing or given-up answers, shunted mails; exit 1 if any"),
+        ("games", "list every game and match: players, format, score, status, whose turn"),
+        ("players", "list every player: ratings, experience, vacation days this year"),
+    ):
+        command(name, "reports", "report", text)
+    for name in ("export", "status", "games", "players"):
+        commands.choices[name].set_defaults(report=name)
+
+    rules = commands.add_parser("rules", help="query the rules core")
+    rules_commands = rules.add_subparsers(title="rules commands", metavar="COMMAND", required=True)
+    legal = rules_commands.add_parser(
+        "legal", help="list the legal resulting positions for Position IDs and rolls read on stdin",
+        description=RULES_LEGAL_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    legal.set_defaults(run=lambda args: rules_legal(sys.stdin, sys.stdout, sys.stderr), command="rules legal")
+    return parser
