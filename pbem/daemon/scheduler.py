@@ -45,6 +45,10 @@ class PeriodicJob:
     name: str
     run: Callable[[], Awaitable[None]]
     interval: timedelta
+    stop: Callable[[], None] | None = None
+    """Called when the daemon is asked to stop: finish the work in hand, start no more."""
+    close: Callable[[], None] | None = None
+    """Called once the daemon has stopped and the job's last run has ended (a worker process to end)."""
 
 
 class Daemon:
@@ -71,6 +75,9 @@ class Daemon:
         if not self._stop_requested.is_set():
             log.info("stopping: finishing the mail in hand")
         self.pipeline.stop()
+        for job in self._jobs:
+            if job.stop is not None:
+                job.stop()
         self._stop_requested.set()
 
     async def run(self) -> None:
@@ -95,6 +102,9 @@ class Daemon:
                 async with lock:
                     pass
             scheduler.shutdown(wait=False)
+            for job in self._jobs:
+                if job.close is not None:
+                    job.close()
             for signal_number in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signal_number)
 
@@ -175,10 +185,11 @@ def application_handler(config: Config) -> Handler:
 
 
 def application_jobs(config: Config) -> list[PeriodicJob]:
-    """The game service's periodic work (the clocks); none when a test handler stands in for it."""
+    """The game service's periodic work (the clocks, the reviews); none when a test handler stands in for it."""
     if os.environ.get(TEST_HANDLER_VARIABLE):
         return []
-    return [importlib.import_module("pbem.service.clock_job").clock_job(config)]
+    return [importlib.import_module("pbem.service.clock_job").clock_job(config),
+            importlib.import_module("pbem.service.review_job").review_job(config)]
 
 
 def ignore_mail(session: Session, raw: bytes, inbound: InboundMail) -> None:

@@ -19,11 +19,10 @@ from sqlmodel.sql.expression import SelectOfScalar
 
 from pbem.config import Config
 from pbem.daemon.scheduler import PeriodicJob
-from pbem.mail.reading import IncomingMail
 from pbem.rules import game as rules
 from pbem.rules.clock import Alarm, due_alarm, next_alarm_at, time_left
 from pbem.service import clocks, play
-from pbem.service.conversation import Conversation
+from pbem.service.conversation import Conversation, last_mail_of
 from pbem.service.dice import SECURE_DICE, DiceRoller
 from pbem.service.inbox import send_letters
 from pbem.service.tables import Table
@@ -73,7 +72,7 @@ def _alarm(session: Session, record: MatchRecord, config: Config, now: datetime,
         return
     index, alarm = due
     table = Table.load(session, record)
-    talk = Conversation(session, config, table.players[seat], _last_mail_of(table, seat), dice, now)
+    talk = Conversation(session, config, table.players[seat], last_mail_of(table, seat), dice, now)
     if alarm is Alarm.TIMEOUT:
         assert table.game is not None
         log.info("match %s: %s lost on time", table.id, table.players[seat].address)
@@ -86,14 +85,3 @@ def _alarm(session: Session, record: MatchRecord, config: Config, now: datetime,
         record.alarms_given = index + 1
         record.deadline_at = next_alarm_at(running, index + 1)
     send_letters(talk)
-
-
-def _last_mail_of(table: Table, seat: int) -> IncomingMail:
-    """The player's last mail of the thread, as if they had written it: the alarm answers it."""
-    thread = table.thread(seat)
-    player = table.players[seat]
-    return IncomingMail(
-        message_id=thread[-1] if thread else "", sender=player.address, sender_name=player.name,
-        subject="", in_reply_to=None, references=thread[:-1], reply_tokens=[], new_text="",
-        automatic=None, size=0,
-    )

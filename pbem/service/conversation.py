@@ -230,6 +230,18 @@ def shown_name(player: Player, language: str) -> str:
     return ASSISTANT_NAMES.get(language, player.display_name) if is_assistant(player) else player.display_name
 
 
+def last_mail_of(table: Table, seat: int) -> IncomingMail:
+    """The player's last mail of the thread, as if they had written it: a letter of the daemon's
+    jobs (a clock's alarm, a review) answers it, so that it threads into the game."""
+    thread = table.thread(seat)
+    player = table.players[seat]
+    return IncomingMail(
+        message_id=thread[-1] if thread else "", sender=player.address, sender_name=player.name,
+        subject="", in_reply_to=None, references=thread[:-1], reply_tokens=[], new_text="",
+        automatic=None, size=0,
+    )
+
+
 def _module(template: str, language: str, context: dict[str, Any]) -> Any:
     """A template's macros (subjects, events, notices): the pieces a letter is made of."""
     return environment().get_template(f"{language}/{template}").make_module({"language": language, **context})

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pbem import assistant as pbem_assistant
 from pbem import commands
-from pbem.assistant import review
 from pbem.mail.composing import Attachment
 from pbem.rules import game as rules
 from pbem.rules import matfile, scoring
@@ -20,7 +19,7 @@ from pbem.service import assistant, ratings
 from pbem.service.conversation import Conversation, play_texts
 from pbem.service.tables import Table
 from pbem.store.db import utc_now
-from pbem.store.game_records import FinishedGame, MatchStatus
+from pbem.store.game_records import FinishedGame, MatchStatus, ReviewJob
 
 GameCommand = (
     commands.Move | commands.Roll | commands.Double | commands.Take | commands.Drop | commands.Beaver
@@ -130,7 +129,6 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     else:
         talk.event(table, "game_won", result.winner, kind=int(result.kind or 1), points=result.points,
                    ending=result.ending.value)
-    _review(talk, table, "game_review", [game])
     talk.session.add(FinishedGame(match_id=table.id, number=table.record.game_number, game=game.to_dict()))
     talk.session.flush()
     table.score = scoring.add_result(table.score, result)
@@ -141,6 +139,7 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     if session_over:
         _finish_match(talk, table)
     ratings.record_result(talk, table, result, session_over)
+    _queue_review(talk, table, game, totals=session_over and table.score.games > 1)
     if session_over:
         return False
     start_game(talk, table)
@@ -152,21 +151,20 @@ def _finish_match(talk: Conversation, table: Table) -> None:
     table.record.finished_at = utc_now()
     talk.event(table, "match_over", scoring.winner(table.score), points=list(table.score.points))
     games = table.finished_games(talk.session)
-    if len(games) > 1:
-        _review(talk, table, "match_review", games)
     names = (table.players[0].display_name, table.players[1].display_name)
     text = matfile.match_text(games, names)
     filename = f"pbem-{table.id}-{names[0]}-{names[1]}.mat".replace(" ", "_")
     talk.news_of(table).attachments.append(Attachment(filename, "text/plain", text.encode("utf-8")))
 
 
-def _review(talk: Conversation, table: Table, kind: str, games: list[rules.Game]) -> None:
-    """The bgsage review of a game (or the totals of a match) for both players, where bgsage loads."""
-    engine = pbem_assistant.engine(talk.config.assistant.plies)
-    if engine is None:
+def _queue_review(talk: Conversation, table: Table, game: rules.Game, totals: bool) -> None:
+    """Leave the bgsage review of the game (and with ``totals`` of the whole match) to the daemon's
+    review job, where bgsage loads: it costs seconds, and this mail's answer goes out at once."""
+    if pbem_assistant.engine(talk.config.assistant.plies) is None:
         return
-    reviews = [review.review_game(engine, game) for game in games]
-    talk.event(table, kind, None, **(reviews[0] if kind == "game_review" else review.combine(reviews)))
+    talk.session.add(ReviewJob(match_id=table.id, game_number=table.record.game_number, game=game.to_dict(),
+                               totals=totals, created_at=talk.now))
+    talk.event(table, "review_follows", None, totals=totals)
 
 
 def start_game(talk: Conversation, table: Table) -> None:

@@ -128,3 +128,33 @@ class AccountConfirmation(SQLModel, table=True):
     """The command lines as written, read again when confirmed."""
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     confirmed_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+
+
+class ReviewJob(SQLModel, table=True):
+    """The bgsage review of a finished game, waiting to be computed and mailed.
+
+    Written in the transaction that ends the game, so that mail goes out at once; the daemon's
+    review job (``pbem.service.review_job``) claims it (``claimed_at``), computes the review
+    outside any transaction and process of the mails, and in one short transaction stores
+    ``result``, queues the review mails and sets ``done_at``.  A claim older than the job's
+    lease (its daemon died) is taken up again; ``done_at`` is set only together with the mails,
+    so a review is mailed once.
+    """
+
+    __tablename__ = "review_jobs"
+
+    id: int | None = Field(default=None, primary_key=True)
+    match_id: int = Field(foreign_key="matches.id", index=True)
+    game_number: int
+    game: dict[str, Any] = Field(sa_type=JSON)
+    """``pbem.rules.game.Game.to_dict()`` of the finished game: all the review needs."""
+    totals: bool = False
+    """The match ended with this game and had several: the mail adds the totals of all its games."""
+    created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+    claimed_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    attempts: int = 0
+    result: dict[str, Any] | None = Field(sa_type=JSON, default=None)
+    """``pbem.assistant.review.review_game``'s figures, once computed."""
+    done_at: datetime | None = Field(sa_type=UTCDateTime, default=None, index=True)
+    """Set in the transaction that queued the review mails (or when the job was given up)."""
+    error: str = Field(sa_type=Text, default="")

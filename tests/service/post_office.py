@@ -31,6 +31,7 @@ from pbem.rules.gnubg_ids import match_id_state, position_from_id
 from pbem.rules.moves import legal_plays
 from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.service import handle_mail
+from pbem.service.review_job import in_process, run_reviews
 from pbem.service.tables import Table
 from pbem.store.db import create_schema, make_engine
 from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player as PlayerRow
@@ -95,6 +96,16 @@ class PostOffice:
         asyncio.run(self.pipeline.read_inbox())
         asyncio.run(self.pipeline.flush_outbox())
         return self.collect()
+
+    def review(self, **options) -> list[EmailMessage]:
+        """Run the daemon's review job once, computing in this process; the review mails it sent
+        are filed with their recipients and returned."""
+        compute = in_process(self.config.assistant.plies)
+        asyncio.run(run_reviews(self.engine, self.config, compute, **options))
+        asyncio.run(self.pipeline.flush_outbox())
+        sent = self.collect()
+        self.file(sent)
+        return sent
 
     def collect(self) -> list[EmailMessage]:
         """The mails put into the outbox since the last look, oldest first (only those are parsed)."""

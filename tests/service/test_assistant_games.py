@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from post_office import LoadedDice, Player, PostOffice, attachment, text_of
+from post_office import LoadedDice, Player, PostOffice, attachment, recipient, text_of
 from sqlmodel import Session
 
 import pbem.assistant
@@ -34,12 +34,19 @@ def test_a_single_game_starts_at_once_and_ends_with_the_review_and_the_mat_file(
     assert "Assistent" in text_of(anna.last) and "Assistant" not in text_of(anna.last)
     anna.reply("lang en")
     _play_out(office, anna)
-    end = text_of(anna.last)
-    assert "Review of the game by the bgsage engine" in end
-    assert end.count("per decision over") == 2 and "luck" in end
-    mat = attachment(anna.last, ".mat")
+    end = anna.last
+    assert "The review of this game by the bgsage engine will follow in a separate mail." in text_of(end)
+    assert "per decision over" not in text_of(end)
+    mat = attachment(end, ".mat")
     assert mat is not None and "Assistant" in mat
     assert office.table().record.options["rated"] is False
+    (review,) = office.review()  # the daemon's review job: one mail, to Anna alone
+    assert recipient(review) == anna.address and review["In-Reply-To"] == end["Message-ID"]
+    assert "review of game 1" in str(review["Subject"])
+    text = text_of(review)
+    assert "Review of game 1 by the bgsage engine" in text
+    assert text.count("per decision over") == 2 and "luck" in text
+    assert office.review() == []  # mailed once
 
 
 def test_a_match_to_3_against_the_assistant_is_played_to_the_end(config) -> None:
@@ -49,10 +56,15 @@ def test_a_match_to_3_against_the_assistant_is_played_to_the_end(config) -> None
     _play_out(office, anna)
     table = office.table()
     assert max(table.score.points) >= 3 and table.score.games >= 1
-    end = text_of(anna.last)
-    assert "Review of the game by the bgsage engine" in end
-    if table.score.games > 1:
-        assert f"Review of all {table.score.games} games" in end
+    assert "will follow in a separate mail" in text_of(anna.last)
+    reviews = office.review()
+    assert [recipient(mail) for mail in reviews] == [anna.address] * table.score.games
+    for number, mail in enumerate(reviews, start=1):
+        assert f"Review of game {number} by the bgsage engine" in text_of(mail)
+    totals = [mail for mail in reviews if "Review of all" in text_of(mail)]
+    assert len(totals) == (table.score.games > 1)
+    if totals:
+        assert f"Review of all {table.score.games} games" in text_of(reviews[-1])
     sent = anna.reply("rematch")
     assert office.table().status is MatchStatus.RUNNING and office.table().id != table.id
     assert "Your turn" in str(sent[-1]["Subject"])

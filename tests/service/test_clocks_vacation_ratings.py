@@ -251,9 +251,12 @@ def test_games_against_the_assistant_are_not_rated():
     assert not ratings.is_rated(table("assistant@pbem.invalid"))
 
 
-def test_pbem_serve_runs_the_clock_job(config):
-    (job,) = application_jobs(config)
-    assert job.name == "check-clocks" and job.interval == timedelta(minutes=1)
+def test_pbem_serve_runs_the_clock_job_and_the_review_job(config):
+    clock, review = application_jobs(config)
+    assert clock.name == "check-clocks" and clock.interval == timedelta(minutes=1)
+    assert review.name == "review-games" and review.interval == timedelta(seconds=5)
+    assert review.stop is not None and review.close is not None
+    review.close()
 
 
 def test_operator_commands_export_games_players(office, anna, ben, config_file, capsys, tmp_path):

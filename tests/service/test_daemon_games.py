@@ -19,6 +19,7 @@ from pbem.store.game_records import MatchStatus
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
 
 ANSWER_TIMEOUT = 20
+REVIEW_TIMEOUT = 60
 
 
 def start_daemon(config_file) -> subprocess.Popen:
@@ -158,6 +159,12 @@ def test_a_game_against_the_assistant_through_the_daemon(config, config_file):
             sent = anna.reply(command)
             assert [str(mail["To"]) for mail in sent] == [anna.sender], "a mail went to the Assistant"
         assert office.table().status is MatchStatus.FINISHED
-        assert "Review of the game by the bgsage engine" in text_of(anna.last)
+        assert "will follow in a separate mail" in text_of(anna.last)
+        reviews: list[EmailMessage] = []  # the review job's worker process computes it, then it is mailed
+        wait_until(lambda: bool(reviews.extend(office.collect()) or reviews), REVIEW_TIMEOUT, "the review mail")
+        (review,) = reviews
+        assert recipient(review) == anna.address and review["In-Reply-To"] == anna.last["Message-ID"]
+        assert "Review of game 1 by the bgsage engine" in text_of(review)
     finally:
-        stop(process)
+        output = stop(process)
+    assert "review of match" in output and "mailed" in output

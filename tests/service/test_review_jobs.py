@@ -1,0 +1,191 @@
+"""The review of a finished game is a durable job done apart from the mail (issue 10, item 5).
+
+The game-over mail goes out at once and says the review follows; the daemon's review job
+computes it with no transaction open and mails it once, also after a daemon died holding it,
+and the move mails of other games are answered while it computes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from datetime import timedelta
+from email.message import EmailMessage
+from typing import Any
+
+import pytest
+from post_office import LoadedDice, Player, PostOffice, invite_and_accept, recipient, text_of
+from sqlmodel import Session, select
+
+from pbem.daemon.scheduler import Daemon, PeriodicJob
+from pbem.mail.local_client import deliver_to_maildir
+from pbem.service import review_job
+from pbem.service.review_job import CLAIM_LEASE, claim, finish, in_process, review_of, run_reviews
+from pbem.store.db import utc_now
+from pbem.store.game_records import MatchStatus, ReviewJob
+from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
+
+WAIT_SECONDS = 60
+
+
+def _jobs(office: PostOffice) -> list[ReviewJob]:
+    with Session(office.engine) as session:
+        return list(session.exec(select(ReviewJob).order_by(ReviewJob.id)).all())
+
+
+def _resigned_game(office: PostOffice) -> tuple[Player, Player]:
+    """Anna and Ben play a single game that Anna resigns at once: a game over with a review owed."""
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+    seat = office.table(match_id).game.to_act
+    (anna if seat == 0 else ben).reply("$quit")
+    assert office.table(match_id).status is MatchStatus.FINISHED
+    return anna, ben
+
+
+def _check_review_mails(sent: list[EmailMessage], anna: Player, ben: Player, game_over: dict[str, EmailMessage]) -> None:
+    assert sorted(recipient(mail) for mail in sent) == [anna.address, ben.address]
+    for mail in sent:
+        assert mail["In-Reply-To"] == game_over[recipient(mail)]["Message-ID"]  # in the game's thread
+        assert "Review of game 1 by the bgsage engine" in text_of(mail)
+        assert "review of game 1" in str(mail["Subject"])
+
+
+@pytest.mark.parametrize("claimed", [False, True], ids=["unclaimed", "claimed-then-died"])
+def test_a_review_job_left_by_a_daemon_that_died_is_mailed_exactly_once_after_a_restart(config, claimed: bool) -> None:
+    office = PostOffice(config, LoadedDice(seed=3))
+    anna, ben = _resigned_game(office)
+    game_over = {anna.address: anna.last, ben.address: ben.last}
+    for mail in game_over.values():
+        assert "The review of this game by the bgsage engine will follow in a separate mail." in text_of(mail)
+        assert "Review of game" not in text_of(mail)
+    (job,) = _jobs(office)
+    assert job.done_at is None and job.claimed_at is None and job.game_number == 1 and not job.totals
+    died_at = utc_now()
+    if claimed:  # a daemon claimed the job and died before it mailed the review
+        assert claim(office.engine, job.id, died_at) is not None
+        assert office.review(clock=lambda: died_at + timedelta(minutes=1)) == []  # its claim still holds
+        restarted = died_at + CLAIM_LEASE + timedelta(seconds=1)
+    else:
+        restarted = died_at
+    sent = office.review(clock=lambda: restarted)
+    _check_review_mails(sent, anna, ben, game_over)
+    assert office.review(clock=lambda: restarted + 2 * CLAIM_LEASE) == []  # never twice
+    (job,) = _jobs(office)
+    assert job.done_at is not None and job.result is not None and job.attempts == 1 + claimed
+
+
+def test_two_runs_that_both_claimed_a_job_mail_it_once(config) -> None:
+    """A daemon thought dead (its claim lapsed) finishes after another took the job over."""
+    office = PostOffice(config, LoadedDice(seed=3))
+    anna, ben = _resigned_game(office)
+    (job,) = _jobs(office)
+    first = claim(office.engine, job.id, utc_now())
+    assert first is not None and claim(office.engine, job.id, utc_now()) is None  # the claim holds
+    second = claim(office.engine, job.id, utc_now() + CLAIM_LEASE + timedelta(seconds=1))
+    assert second is not None
+    result = review_of(config.assistant.plies, first.game)
+    assert finish(office.engine, config, job.id, result, utc_now()) is True
+    assert finish(office.engine, config, job.id, result, utc_now()) is False
+    _check_review_mails(office.run(), anna, ben, {anna.address: anna.last, ben.address: ben.last})
+
+
+def test_a_review_that_keeps_failing_is_given_up_without_a_mail(config) -> None:
+    office = PostOffice(config, LoadedDice(seed=3))
+    _resigned_game(office)
+
+    async def broken(game: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("bgsage fell over")
+
+    for attempt in range(1, review_job.MAX_ATTEMPTS + 1):
+        assert asyncio.run(run_reviews(office.engine, config, broken)) == 0
+        (job,) = _jobs(office)
+        assert job.attempts == attempt and "bgsage fell over" in job.error
+        assert (job.done_at is not None) == (attempt == review_job.MAX_ATTEMPTS)
+    assert office.review() == []
+
+
+class _DaemonOffice(PostOffice):
+    """The post office with an in-process Daemon carrying the mail (run in the main thread)."""
+
+    def deliver(self, message: EmailMessage) -> list[EmailMessage]:
+        deliver_to_maildir(self.config.inbox_dir, message)
+        message_id = str(message["Message-ID"])
+        _wait(lambda: self._answered(message_id), f"the answer to {message['Subject']}")
+        return self.collect()
+
+    def _answered(self, message_id: str) -> bool:
+        with Session(self.engine) as session:
+            inbound = session.exec(select(InboundMail).where(InboundMail.message_id == message_id)).first()
+            unsent = session.exec(select(OutboundMail.id).where(OutboundMail.sent_at.is_(None))).all()  # type: ignore[union-attr]
+            return inbound is not None and inbound.state == InboundState.APPLIED and not unsent
+
+
+def _wait(condition, what: str) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_move_mails_of_other_games_are_answered_while_a_review_is_computed(config) -> None:
+    office = _DaemonOffice(config, LoadedDice(seed=4))
+    setup = PostOffice(config, office.dice)  # the first game is set up without the daemon
+    setup.players = office.players
+    anna, ben = _resigned_game(setup)
+    office.collect()  # what the first game's mails were, seen
+    carl = Player(office, "carl@example.org", "Carl")
+    dan = Player(office, "dan@example.org", "Dan")
+    started, release = threading.Event(), threading.Event()
+    plies = config.assistant.plies
+
+    async def held_review(game: dict[str, Any]) -> dict[str, Any]:
+        """The review, held until the test lets it go: while held, other mail must flow."""
+        started.set()
+        await asyncio.to_thread(release.wait, WAIT_SECONDS)
+        return await in_process(plies)(game)
+
+    async def reviews() -> None:
+        await run_reviews(office.engine, config, held_review)
+
+    daemon = Daemon(office.pipeline, 0.05, [PeriodicJob("review-games", reviews, timedelta(seconds=0.1))])
+    moves_answered = 0
+
+    def script() -> list[EmailMessage]:
+        nonlocal moves_answered
+        try:
+            assert started.wait(WAIT_SECONDS), "the review job did not start"
+            carl.write_confirmed("invite dan@example.org match 3")
+            dan.reply("accept")
+            match_id = office.table().id
+            for _ in range(6):
+                table = office.table(match_id)
+                seat = table.game.to_act
+                player = (carl, dan)[seat]
+                sent = player.reply(player.next_command(seat, player.last_of(table.token(seat))),
+                                    to=player.last_of(table.token(seat)))
+                assert {recipient(mail) for mail in sent} == {carl.address, dan.address}
+                moves_answered += 1
+            (job,) = _jobs(office)
+            assert job.claimed_at is not None and job.done_at is None  # still computing meanwhile
+        finally:
+            release.set()
+        reviewed: list[EmailMessage] = []
+        _wait(lambda: bool(reviewed.extend(office.collect()) or len(reviewed) >= 2), "the review mails")
+        return reviewed
+
+    async def main() -> list[EmailMessage]:
+        running = asyncio.ensure_future(daemon.run())
+        try:
+            return await asyncio.to_thread(script)
+        finally:
+            daemon.request_stop()
+            await running
+
+    sent = asyncio.run(main())
+    assert moves_answered == 6
+    _check_review_mails(sent, anna, ben, {anna.address: anna.inbox[-1], ben.address: ben.inbox[-1]})
+    office.file(sent)
+    assert office.review() == []
