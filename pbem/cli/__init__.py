@@ -70,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     for name in ("export", "status", "games", "players"):
         commands.choices[name].set_defaults(report=name)
 
+    database = commands.add_parser("db", help="the database's schema: status, upgrade")
+    database_commands = database.add_subparsers(title="db commands", metavar="COMMAND", required=True)
+    for name, text in (("status", "the schema revision of the database and of this program; exit 1 if out of date"),
+                       ("upgrade", "bring the database to this program's schema, keeping every row")):
+        sub = database_commands.add_parser(name, help=text, parents=[config])
+        sub.set_defaults(run=_runs("db", name), command=f"db {name}")
+
     rules = commands.add_parser("rules", help="query the rules core")
     rules_commands = rules.add_subparsers(title="rules commands", metavar="COMMAND", required=True)
     legal = rules_commands.add_parser(

@@ -16,7 +16,7 @@ from pbem.rules.game import Phase
 from pbem.rules.scoring import Format, MatchRules
 from pbem.service import clocks
 from pbem.service.tables import Table
-from pbem.store.db import current_schema_version
+from pbem.store.db import head_revision, schema_revision
 from pbem.store.game_records import MatchRecord, Player
 from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
@@ -87,7 +87,7 @@ def status_report(session: Session, out: TextIO) -> int:
     """``pbem status``: what of the mail needs the operator — answers failing or given up,
     incoming mails shunted or interrupted by a crash — and the schema version; returns the exit
     status, EXIT_NEEDS_OPERATOR when a mail was given up or shunted."""
-    print(f"schema version: {current_schema_version(session)}", file=out)
+    print(f"schema revision: {schema_revision(session.connection())} (this program: {head_revision()})", file=out)
     given_up = session.exec(select(OutboundGivenUp, OutboundMail)
                             .join(OutboundMail, col(OutboundMail.id) == OutboundGivenUp.outbound_id)
                             .order_by(col(OutboundGivenUp.given_up_at))).all()

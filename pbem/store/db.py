@@ -1,31 +1,39 @@
 """The database engine, transactions and the schema, for SQLite and PostgreSQL alike.
 
-All tables share `SQLModel.metadata`; `create_schema` imports every model module so that one call
-creates the whole schema and records its version.
+All tables share `SQLModel.metadata`.  A new database is created whole from the models and
+stamped with the newest Alembic revision (`pbem/store/migrations/`); an existing one is changed
+only by `pbem db upgrade` (:func:`upgrade_schema`), and the daemon refuses a database at another
+revision with a message naming that command.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import DateTime, event
-from sqlalchemy.engine import Engine, make_url
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import DateTime, event, inspect, text
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.types import TypeDecorator
-from sqlmodel import Field, Session, SQLModel, create_engine, select
+from sqlmodel import Session, SQLModel, create_engine
 
-SCHEMA_VERSION = 2
 MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records")
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+LEGACY_VERSION_TABLE = "schema_version"
+"""Where pbem before migrations recorded its schema version (2)."""
+SCHEMA_LOCK_KEY = 0x70626D  # "pbm"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
 class SchemaError(Exception):
-    """The database was written by a newer version of pbem than the one running."""
+    """The database is at another schema revision than the program (newer, or not yet upgraded)."""
 
 
 def utc_now() -> datetime:
@@ -50,15 +58,6 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
-
-
-class SchemaVersion(SQLModel, table=True):
-    """One row per schema version applied to this database."""
-
-    __tablename__ = "schema_version"
-
-    version: int = Field(primary_key=True)
-    applied_at: datetime = Field(sa_type=UTCDateTime)
 
 
 def make_engine(url: str) -> Engine:
@@ -95,28 +94,87 @@ def session_scope(engine: Engine) -> Iterator[Session]:
 
 
 def import_model_modules() -> None:
-    """Register every table with `SQLModel.metadata` (modules not written yet are skipped)."""
+    """Register every table with `SQLModel.metadata`."""
     for name in MODEL_MODULES:
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
+        importlib.import_module(name)
+
+
+def _alembic(connection: Connection) -> AlembicConfig:
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    """The newest schema revision this program knows."""
+    head = ScriptDirectory(str(MIGRATIONS)).get_current_head()
+    assert head is not None
+    return head
+
+
+def _known_revisions() -> set[str]:
+    return {script.revision for script in ScriptDirectory(str(MIGRATIONS)).walk_revisions()}
+
+
+def schema_revision(connection: Connection) -> str | None:
+    """The database's schema revision: Alembic's, else ``0002`` for a database of pbem before
+    migrations (it has a ``schema_version`` table), else None for a new, empty database."""
+    current = MigrationContext.configure(connection).get_current_revision()
+    if current is not None:
+        return current
+    if inspect(connection).has_table(LEGACY_VERSION_TABLE):
+        version = connection.execute(text(f"SELECT max(version) FROM {LEGACY_VERSION_TABLE}")).scalar()
+        return f"{int(version or 0):04d}"
+    return None
+
+
+def _lock(connection: Connection) -> None:
+    """Several daemons may start together: on PostgreSQL, schema work waits for one lock
+    (SQLite serialises writers itself)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
 
 
 def create_schema(engine: Engine) -> None:
-    """Create missing tables and record the schema version; refuse a database of another schema version."""
-    import_model_modules()
-    SQLModel.metadata.create_all(engine)
-    with session_scope(engine) as session:
-        found = current_schema_version(session)
-        if found is None:
-            session.add(SchemaVersion(version=SCHEMA_VERSION, applied_at=utc_now()))
-        elif found > SCHEMA_VERSION:
-            raise SchemaError(f"the database has schema version {found}, newer than this program's "
-                              f"{SCHEMA_VERSION}; upgrade pbem")
-        elif found < SCHEMA_VERSION:
-            raise SchemaError(f"the database has schema version {found}, older than this program's "
-                              f"{SCHEMA_VERSION}, and pbem has no migrations yet: start with a fresh database")
+    """Create a new database whole, at the newest revision; refuse one at another revision.
+
+    An older database is not changed here: ``pbem db upgrade`` does that, on purpose, once.
+    """
+    with engine.begin() as connection:
+        _lock(connection)
+        current = schema_revision(connection)
+        head = head_revision()
+        if current is None:
+            import_model_modules()
+            SQLModel.metadata.create_all(connection)
+            command.stamp(_alembic(connection), head)
+        elif current == head:
+            return
+        elif current not in _known_revisions():
+            raise SchemaError(f"the database has schema revision {current}, newer than this program's "
+                              f"{head}; upgrade pbem")
+        else:
+            raise SchemaError(f"the database has schema revision {current}, older than this program's {head}: "
+                              "back it up, then run `pbem db upgrade` with the same --config")
 
 
-def current_schema_version(session: Session) -> int | None:
-    versions = session.exec(select(SchemaVersion.version)).all()
-    return max(versions, default=None)
+def upgrade_schema(engine: Engine) -> tuple[str | None, str]:
+    """``pbem db upgrade``: bring the database to the newest revision, keeping every row;
+    returns (the revision before, the revision now)."""
+    with engine.begin() as connection:
+        _lock(connection)
+        before = schema_revision(connection)
+        head = head_revision()
+        if before is not None and before not in _known_revisions():
+            raise SchemaError(f"the database has schema revision {before}, newer than this program's "
+                              f"{head}; upgrade pbem")
+        if before is None:
+            import_model_modules()
+            SQLModel.metadata.create_all(connection)
+            command.stamp(_alembic(connection), head)
+        else:
+            if MigrationContext.configure(connection).get_current_revision() is None:
+                command.stamp(_alembic(connection), before)  # a database of pbem before migrations
+            command.upgrade(_alembic(connection), "head")
+        return before, head

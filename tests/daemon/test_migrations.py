@@ -1,0 +1,72 @@
+"""Migrations: a database written by pbem at schema 2, before migrations (tests/data/schema2,
+made by make_schema2_db.py with that version's code), is refused by the daemon with a message
+naming `pbem db upgrade`, upgrades in place keeping every row, and plays on."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
+from post_office import LoadedDice, Player, PostOffice, text_of  # noqa: E402
+
+from pbem.cli import main  # noqa: E402
+from pbem.config import load_config  # noqa: E402
+from pbem.mail.local_client import compose_mail  # noqa: E402
+from pbem.store.db import head_revision  # noqa: E402
+
+SCHEMA_2 = Path(__file__).resolve().parents[1] / "data" / "schema2" / "pbem.db"
+KEPT = {
+    "players": "SELECT address, name, language, numbering, rating_casual, experience_casual, rating_match "
+               "FROM players ORDER BY id",
+    "matches": "SELECT id, status, player0_id, player1_id, token0, token1, score, game, game_number, thread0, "
+               "thread1, deadline_at FROM matches ORDER BY id",
+    "finished_games": "SELECT match_id, number, game FROM finished_games ORDER BY id",
+    "inbound_mail": "SELECT message_id, sender, state, raw FROM inbound_mail ORDER BY id",
+    "outbound_mail": "SELECT message_id, recipients, raw, sent_at FROM outbound_mail ORDER BY id",
+}
+
+
+def _rows(path: Path) -> dict[str, list[tuple]]:
+    with sqlite3.connect(path) as database:
+        return {table: database.execute(query).fetchall() for table, query in KEPT.items()}
+
+
+@pytest.fixture
+def old_database(tmp_path):
+    path = tmp_path / "data" / "pbem.db"
+    path.parent.mkdir()
+    shutil.copyfile(SCHEMA_2, path)
+    config_file = tmp_path / "pbem.toml"
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{tmp_path / "data"}"\n',
+                           "utf-8")
+    return path, config_file
+
+
+def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_plays_on(old_database, capsys):
+    path, config_file = old_database
+    before = _rows(path)
+    assert all(before.values()), "the data file holds rows of every kind"
+    for command in (["games"], ["serve"]):
+        assert main([*command, "--config", str(config_file)]) == 2
+        assert "run `pbem db upgrade`" in capsys.readouterr().err
+    assert main(["db", "status", "--config", str(config_file)]) == 1
+    assert main(["db", "upgrade", "--config", str(config_file)]) == 0
+    assert f"from revision 0002 to {head_revision()}" in capsys.readouterr().out
+    assert _rows(path) == before
+    assert main(["db", "status", "--config", str(config_file)]) == 0
+    assert main(["db", "upgrade", "--config", str(config_file)]) == 0  # again: nothing to do
+
+    config = load_config(config_file)
+    office = PostOffice(config, LoadedDice(seed=3))
+    ben = Player(office, "ben@example.org", "Ben")
+    running_token = before["matches"][1][5]
+    (answer,) = ben.post(compose_mail(ben.sender, f"backgammon+{running_token}@localhost", "Re: game", "board\n"))
+    assert "Position ID:" in text_of(answer) and "Anna" in text_of(answer)
+    old_mail = before["inbound_mail"][0]
+    (config.inbox_dir / "new" / "again").write_bytes(old_mail[3])
+    assert office.run() == []  # a mail applied before the upgrade is not applied again
