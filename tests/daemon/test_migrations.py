@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlmodel import SQLModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
 from post_office import LoadedDice, Player, PostOffice, text_of  # noqa: E402
@@ -17,7 +20,7 @@ from post_office import LoadedDice, Player, PostOffice, text_of  # noqa: E402
 from pbem.cli import main  # noqa: E402
 from pbem.config import load_config  # noqa: E402
 from pbem.mail.local_client import compose_mail  # noqa: E402
-from pbem.store.db import head_revision  # noqa: E402
+from pbem.store.db import head_revision, import_model_modules, make_engine  # noqa: E402
 
 SCHEMA_2 = Path(__file__).resolve().parents[1] / "data" / "schema2" / "pbem.db"
 KEPT = {
@@ -34,6 +37,19 @@ KEPT = {
 def _rows(path: Path) -> dict[str, list[tuple]]:
     with sqlite3.connect(path) as database:
         return {table: database.execute(query).fetchall() for table, query in KEPT.items()}
+
+
+def _differences_from_the_models(path: Path) -> list:
+    """What Alembic's autogenerate finds between the database and the models (legacy table aside)."""
+    import_model_modules()
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            return [difference for difference in compare_metadata(context, SQLModel.metadata)
+                    if not (difference[0] == "remove_table" and difference[1].name == "schema_version")]
+    finally:
+        engine.dispose()
 
 
 @pytest.fixture
@@ -60,6 +76,7 @@ def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_play
     assert _rows(path) == before
     assert main(["db", "status", "--config", str(config_file)]) == 0
     assert main(["db", "upgrade", "--config", str(config_file)]) == 0  # again: nothing to do
+    assert _differences_from_the_models(path) == []
 
     config = load_config(config_file)
     office = PostOffice(config, LoadedDice(seed=3))

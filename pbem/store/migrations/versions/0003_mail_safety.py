@@ -1,4 +1,5 @@
-"""Hostile mail: interrupted attempts (poison mails), given-up answers, held account commands.
+"""Hostile mail: interrupted attempts (poison mails), given-up answers, held account commands;
+and the durable jobs of the end-of-game reviews.
 
 Revision ID: 0003
 Revises: 0002
@@ -37,4 +38,19 @@ def upgrade() -> None:
             sa.Column("commands", sa.JSON(), nullable=False),
             sa.Column("created_at", _TIME, nullable=False),
             sa.Column("confirmed_at", _TIME, nullable=True),
+        )
+    if "review_jobs" not in tables:
+        op.create_table(
+            "review_jobs",
+            sa.Column("id", sa.Integer(), primary_key=True),
+            sa.Column("match_id", sa.Integer(), sa.ForeignKey("matches.id"), nullable=False, index=True),
+            sa.Column("game_number", sa.Integer(), nullable=False),
+            sa.Column("game", sa.JSON(), nullable=False),
+            sa.Column("totals", sa.Boolean(), nullable=False),
+            sa.Column("created_at", _TIME, nullable=False),
+            sa.Column("claimed_at", _TIME, nullable=True),
+            sa.Column("attempts", sa.Integer(), nullable=False),
+            sa.Column("result", sa.JSON(), nullable=True),
+            sa.Column("done_at", _TIME, nullable=True, index=True),
+            sa.Column("error", sa.Text(), nullable=False),
         )
