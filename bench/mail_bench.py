@@ -1,6 +1,7 @@
 """How fast the whole mail pipeline is against a local Dovecot and aiosmtpd, next to a bare client.
 
     python bench/mail_bench.py [--games 10] [--rounds 4] [--latency-moves 20] [--seed 1]
+                               [--reviews 10] [--reviews-in-thread]
 
 Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
 (tests/mail_server/mail_servers.py), started privately on loopback ports.
@@ -12,6 +13,11 @@ Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
   the answers (usually two) sent by SMTP.
 - latency: one move at a time, from its delivery (the APPEND) to its answer accepted by the
   SMTP server, with IDLE on: p50 and p95.
+- latency while reviews run: the same, one move after another in one game for as long as the
+  daemon's review job works through `--reviews` queued reviews of finished games (the whole games of
+  tests/data/review_games.json, in turn) at the configured plies, in its worker process as
+  `pbem serve` runs it (`--reviews-in-thread`: in a thread of the daemon's process instead, to
+  show what the GIL, which bgsage holds while it evaluates, would do to the mail).
 - bare client: the same IMAP and SMTP operations with aioimaplib and aiosmtplib and no service
   (deliver the same number of mails, NOOP + UID SEARCH, UID FETCH and UID MOVE each, two mails
   sent by SMTP each), as moves per second; then the ratio, and how long the game service itself
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shutil
 import statistics
 import sys
@@ -44,10 +51,15 @@ from mail_servers import Dovecot, SmtpServer, crlf
 from post_office import LoadedDice, Player
 from sqlmodel import Session, select
 
-from pbem.config import load_config
+from pbem.config import Config, load_config
+from pbem.daemon.scheduler import PeriodicJob
 from pbem.mail.local_client import compose_reply
-from pbem.store.game_records import MatchStatus
+from pbem.service.review_job import in_process, review_job, run_reviews
+from pbem.store.game_records import MatchStatus, ReviewJob
 from pbem.store.mail_records import InboundMail
+
+REVIEW_GAMES = ROOT / "tests" / "data" / "review_games.json"
+MAX_MOVES_DURING_REVIEWS = 500
 
 
 def main() -> None:
@@ -56,6 +68,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="moves mailed in each game (default 4)")
     parser.add_argument("--latency-moves", type=int, default=20, help="moves timed one by one (default 20)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the dice (default 1)")
+    parser.add_argument("--reviews", type=int, default=10, help="reviews queued; moves are timed one by one until "
+                        "they are all mailed (default 10; 0: skip)")
+    parser.add_argument("--reviews-in-thread", action="store_true",
+                        help="compute the reviews in a thread of the daemon's process, not in its worker process")
     args = parser.parse_args()
     dovecot, smtp = Dovecot(dict([SERVICE])), SmtpServer()
     dovecot.start()
@@ -66,7 +82,9 @@ def main() -> None:
         data_dir.mkdir()
         config = load_config(write_config(data_dir, dovecot, smtp, extra="[limits]\ninvitations_per_day = 0\n"))
         office = LivePostOffice(config, dovecot, smtp, LoadedDice(seed=args.seed))
-        moves, seconds, latencies = office.run(lambda: play(office, args.games, args.rounds, args.latency_moves))
+        office.jobs.append(reviewing(config, office, args.reviews_in_thread))
+        moves, seconds, latencies, reviewed = office.run(
+            lambda: play(office, args.games, args.rounds, args.latency_moves, args.reviews))
         service_ms = 1000 * statistics.mean(service_seconds(office))
         bare_moves, bare_seconds = asyncio.run(bare_client(dovecot, smtp, moves))
     finally:
@@ -78,12 +96,20 @@ def main() -> None:
           f"({args.games} games, {args.rounds} rounds, IDLE on)")
     print(f"latency:     delivery → answer sent, {len(latencies)} moves one by one: "
           f"p50 {percentile(latencies, 50) * 1000:.0f} ms, p95 {percentile(latencies, 95) * 1000:.0f} ms")
+    if args.reviews:
+        latencies, done, _ = reviewed
+        where = "a thread of the daemon's process" if args.reviews_in_thread else "the review job's worker process"
+        print(f"reviews:     delivery → answer sent, {len(latencies)} moves one by one while {args.reviews} reviews "
+              f"of whole games (plies {config.assistant.plies}) were computed in {where} and mailed "
+              f"({done} mailed by the last move): p50 {percentile(latencies, 50) * 1000:.0f} ms, "
+              f"p95 {percentile(latencies, 95) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")
     print(f"bare client: {bare_moves} moves' IMAP and SMTP operations in {bare_seconds:.2f} s = {bare_rate:.1f} moves/s")
     print(f"ratio:       pipeline / bare client = {rate / bare_rate:.2f}")
     print(f"of which:    the game service (handle_mail, in its transaction) took {service_ms:.0f} ms per mail")
 
 
-def play(office: LivePostOffice, games: int, rounds: int, latency_moves: int) -> tuple[int, float, list[float]]:
+def play(office: LivePostOffice, games: int, rounds: int, latency_moves: int,
+         reviews: int) -> tuple[int, float, list[float], tuple[list[float], int, int]]:
     """Runs in the worker thread while the daemon serves: set up, burst rounds, then one by one."""
     pairs = []
     for number in range(games):
@@ -102,9 +128,24 @@ def play(office: LivePostOffice, games: int, rounds: int, latency_moves: int) ->
         office.file(office.collect())
         moves += len(batch)
     seconds = time.monotonic() - started
+    latencies = one_by_one(office, *pairs[0], latency_moves)
+    if not reviews:
+        return moves, seconds, latencies, ([], 0, 0)
+    queue_reviews(office, pairs[1][0], reviews)
+    while not reviews_begun(office):  # the job runs every few seconds
+        time.sleep(0.05)
+    during: list[float] = []  # one move after another for as long as reviews are computed
+    while reviews_done(office) < reviews and len(during) < MAX_MOVES_DURING_REVIEWS:
+        if not (latency := one_by_one(office, *pairs[0], 1)):
+            break
+        during += latency
+    return moves, seconds, latencies, (during, reviews_done(office), reviews_begun(office))
+
+
+def one_by_one(office: LivePostOffice, match_id: int, players: tuple[Player, Player], count: int) -> list[float]:
+    """Moves mailed one at a time: seconds from each delivery to its answer accepted by SMTP."""
     latencies = []
-    match_id, players = pairs[0]
-    for _ in range(latency_moves):
+    for _ in range(count):
         found = next_move(office, match_id, players)
         if found is None:
             break
@@ -113,7 +154,39 @@ def play(office: LivePostOffice, games: int, rounds: int, latency_moves: int) ->
         answer = next(mail for mail in reversed(office.smtp.recorder.received)
                       if f"In-Reply-To: {message['Message-ID']}".encode() in mail.raw)
         latencies.append(answer.at - office.delivered_at[str(message["Message-ID"])])
-    return moves, seconds, latencies
+    return latencies
+
+
+def reviewing(config: Config, office: LivePostOffice, in_thread: bool) -> PeriodicJob:
+    """The daemon's review job as `pbem serve` has it, or computing in a thread of its process."""
+    if not in_thread:
+        return review_job(config)
+    compute = in_process(config.assistant.plies)
+
+    async def run() -> None:
+        await run_reviews(office.engine, config, compute)
+
+    job = review_job(config)
+    return PeriodicJob(job.name, run, job.interval, close=job.close)
+
+
+def queue_reviews(office: LivePostOffice, match_id: int, count: int) -> None:
+    """`count` review jobs of whole games, as the mails that end games write them."""
+    games = [entry["game"] for entry in json.loads(REVIEW_GAMES.read_text(encoding="utf-8"))["games"]]
+    with Session(office.engine) as session:
+        for number in range(count):
+            session.add(ReviewJob(match_id=match_id, game_number=number + 1, game=games[number % len(games)]))
+        session.commit()
+
+
+def reviews_begun(office: LivePostOffice) -> int:
+    with Session(office.engine) as session:
+        return len(session.exec(select(ReviewJob.id).where(ReviewJob.claimed_at.is_not(None))).all())  # type: ignore[union-attr]
+
+
+def reviews_done(office: LivePostOffice) -> int:
+    with Session(office.engine) as session:
+        return len(session.exec(select(ReviewJob.id).where(ReviewJob.done_at.is_not(None))).all())  # type: ignore[union-attr]
 
 
 def next_move(office: LivePostOffice, match_id: int, players: tuple[Player, Player]) -> tuple[Player, EmailMessage] | None:

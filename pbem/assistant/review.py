@@ -22,7 +22,6 @@ result is plain JSON, so it can travel in an event to the mail templates.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,20 +46,14 @@ class _Seat:
     mistakes: list[dict[str, Any]] = field(default_factory=list)
 
 
-_reviewed: dict[tuple[int, str], dict[str, Any]] = {}
-"""Reviews already computed in this process, so that a match's review reuses its games'."""
-_REVIEWS_KEPT = 256
-
-
 def review_game(engine: Engine, game: rules.Game) -> dict[str, Any]:
     """The review of a finished game: per seat ``decisions``, ``error_rate`` and ``luck``
-    (millipoints; the rate per decision), and its biggest ``mistakes``, largest first."""
-    key = (engine.plies, json.dumps(game.to_dict(), sort_keys=True))
-    if key not in _reviewed:
-        if len(_reviewed) >= _REVIEWS_KEPT:
-            del _reviewed[next(iter(_reviewed))]
-        _reviewed[key] = _review(engine, game)
-    return _reviewed[key]
+    (millipoints; the rate per decision), and its biggest ``mistakes``, largest first.
+
+    It costs seconds at 2 plies: the service leaves it to the daemon's review job
+    (``pbem.service.review_job``), which stores it, and a match's totals are :func:`combine`
+    of its games' stored reviews."""
+    return _review(engine, game)
 
 
 def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:

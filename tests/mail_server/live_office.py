@@ -31,7 +31,7 @@ from post_office import LoadedDice, PostOffice
 
 from pbem.config import Config
 from pbem.daemon.pipeline import MailPipeline
-from pbem.daemon.scheduler import Daemon
+from pbem.daemon.scheduler import Daemon, PeriodicJob
 from pbem.mail.imap import ImapSource
 from pbem.mail.smtp import SmtpSink
 from pbem.service import handle_mail
@@ -51,6 +51,8 @@ class LivePostOffice(PostOffice):
         self.delivered_at: dict[str, float] = {}
         self.disruptions: dict[int, Callable[[], None]] = {}
         """Trouble to cause right after the n-th delivery (1-based), while the daemon reads it."""
+        self.jobs: list[PeriodicJob] = []
+        """Periodic jobs the daemon runs besides the mail (the review job, in the bench)."""
 
     def deliver(self, message: EmailMessage) -> list[EmailMessage]:
         """Put the mail into the service's mailbox, wait for the daemon, return what it sent."""
@@ -95,7 +97,7 @@ class LivePostOffice(PostOffice):
         handler = partial(handle_mail, config=self.config, dice=self.dice) if self.dice else partial(
             handle_mail, config=self.config)
         source, sink = ImapSource(self.config.imap, timeout=5), SmtpSink(self.config.smtp, timeout=5)
-        daemon = Daemon(MailPipeline(self.engine, source, sink, handler), poll_interval)
+        daemon = Daemon(MailPipeline(self.engine, source, sink, handler), poll_interval, self.jobs)
         logging.getLogger("apscheduler").setLevel(logging.ERROR)  # a fast poll skips runs, as it should
         running = asyncio.ensure_future(daemon.run())
         try:
