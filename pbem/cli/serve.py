@@ -1,11 +1,22 @@
-"""``pbem serve``: the mail daemon, until SIGTERM or SIGINT (exit 0), or 2 for an unusable config."""
+"""``pbem serve``: the mail daemon with the game service, until SIGTERM or SIGINT (exit 0)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+from functools import partial
 
-from pbem.daemon.scheduler import run_serve
+from pbem.cli.loading import UsageError, config_of
+from pbem.daemon.scheduler import configure_logging, serve as run_daemon
+from pbem.service import handle_mail, periodic_jobs
+from pbem.store.db import SchemaError
 
 
 def serve(args: argparse.Namespace) -> int:
-    return run_serve(args.config)
+    configure_logging()
+    config = config_of(args.config)
+    try:
+        asyncio.run(run_daemon(config, partial(handle_mail, config=config), periodic_jobs(config)))
+    except SchemaError as exc:
+        raise UsageError(str(exc)) from None
+    return 0

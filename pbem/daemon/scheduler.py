@@ -8,47 +8,25 @@ hand is finished, nothing new is started, and `serve` returns.
 from __future__ import annotations
 
 import asyncio
-import importlib
-import inspect
 import logging
-import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
-from functools import partial
-from pathlib import Path
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.engine import make_url
-from sqlmodel import Session
 
-from pbem.config import Config, ConfigError, load_config
+from pbem.config import Config
 from pbem.daemon.pipeline import Handler, MailPipeline
 from pbem.mail.transport import open_inbound_source, open_outbound_sink
-from pbem.store.db import SchemaError, create_schema, make_engine
-from pbem.store.mail_records import InboundMail, InboundState
+from pbem.periodic import PeriodicJob
+from pbem.store.db import create_schema, make_engine
 
 log = logging.getLogger(__name__)
 
 OUTBOX_INTERVAL = timedelta(seconds=5)
 ERROR_PAUSE_SECONDS = 1.0
-TEST_HANDLER_VARIABLE = "PBEM_TEST_HANDLER"
-EXIT_CONFIG_ERROR = 2
-
-
-@dataclass(frozen=True)
-class PeriodicJob:
-    """Work the daemon runs every `interval` (the clocks, for instance)."""
-
-    name: str
-    run: Callable[[], Awaitable[None]]
-    interval: timedelta
-    stop: Callable[[], None] | None = None
-    """Called when the daemon is asked to stop: finish the work in hand, start no more."""
-    close: Callable[[], None] | None = None
-    """Called once the daemon has stopped and the job's last run has ended (a worker process to end)."""
 
 
 class Daemon:
@@ -146,7 +124,8 @@ class Daemon:
 
 
 async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = ()) -> None:
-    """Run the service on `config` until SIGTERM/SIGINT."""
+    """Run `handler` on the mail of `config`, and `jobs`, until SIGTERM/SIGINT (the CLI wires in
+    the game service; tests may wire in another handler)."""
     engine = make_engine(config.database.url)
     create_schema(engine)
     source = open_inbound_source(config)
@@ -165,49 +144,9 @@ async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = 
     log.info("stopped")
 
 
-def application_handler(config: Config) -> Handler:
-    """The game service's `pbem.service.handle_mail`, given `config` when it asks for it by name.
-
-    Tests may name another handler as `module:function` in PBEM_TEST_HANDLER.
-    """
-    if named := os.environ.get(TEST_HANDLER_VARIABLE):
-        module_name, _, function_name = named.partition(":")
-        return getattr(importlib.import_module(module_name), function_name)
-    try:
-        handle_mail = importlib.import_module("pbem.service").handle_mail
-    except (ImportError, AttributeError):
-        log.warning("no game service installed (pbem.service.handle_mail): incoming mail is recorded "
-                    "and ignored")
-        return ignore_mail
-    if "config" in inspect.signature(handle_mail).parameters:
-        return partial(handle_mail, config=config)
-    return handle_mail
-
-
-def application_jobs(config: Config) -> list[PeriodicJob]:
-    """The game service's periodic work (the clocks, the reviews); none when a test handler stands in for it."""
-    if os.environ.get(TEST_HANDLER_VARIABLE):
-        return []
-    return [importlib.import_module("pbem.service.clock_job").clock_job(config),
-            importlib.import_module("pbem.service.review_job").review_job(config)]
-
-
-def ignore_mail(session: Session, raw: bytes, inbound: InboundMail) -> None:
-    """Record the mail as read and do nothing else."""
-    inbound.state, inbound.reason = InboundState.IGNORED, "no game service installed"
-
-
-def run_serve(config_path: Path | None) -> int:
-    """`pbem serve`: the exit status is 0 after a clean stop, 2 for an unusable configuration."""
+def configure_logging() -> None:
+    """One line per event on standard error, as `pbem serve` logs (for journald or a terminal)."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     logging.getLogger("aioimaplib").setLevel(logging.WARNING)  # it logs every untagged response at INFO
-    try:
-        config = load_config(config_path)
-        handler = application_handler(config)
-        asyncio.run(serve(config, handler, application_jobs(config)))
-    except (ConfigError, SchemaError) as exc:
-        print(f"pbem serve: {exc}", file=sys.stderr)
-        return EXIT_CONFIG_ERROR
-    return 0

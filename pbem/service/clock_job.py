@@ -18,7 +18,7 @@ from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import SelectOfScalar
 
 from pbem.config import Config
-from pbem.daemon.scheduler import PeriodicJob
+from pbem.periodic import PeriodicJob
 from pbem.rules import game as rules
 from pbem.rules.clock import Alarm, due_alarm, next_alarm_at, time_left
 from pbem.service import clocks, play

@@ -41,7 +41,7 @@ from sqlmodel import col, or_, select
 from pbem import assistant as pbem_assistant
 from pbem.assistant import review
 from pbem.config import Config
-from pbem.daemon.scheduler import PeriodicJob
+from pbem.periodic import PeriodicJob
 from pbem.rules.game import Game
 from pbem.service.assistant import is_assistant
 from pbem.service.conversation import Conversation, last_mail_of

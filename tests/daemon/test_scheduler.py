@@ -10,14 +10,17 @@ from datetime import timedelta
 
 import pytest
 
+from echo_handlers import ignore
+
 from pbem.daemon.pipeline import MailPipeline
-from pbem.daemon.scheduler import Daemon, PeriodicJob, application_handler, ignore_mail
+from pbem.daemon.scheduler import Daemon
+from pbem.periodic import PeriodicJob
 from pbem.mail.sinks import MaildirSink
 from pbem.mail.sources import MaildirSource
 
 
 def make_daemon(engine, config, jobs=()) -> Daemon:
-    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir), ignore_mail)
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir), ignore)
     return Daemon(pipeline, poll_interval=60, jobs=jobs)
 
 
@@ -64,24 +67,6 @@ def test_job_names_are_unique(engine, config):
         daemon.add_periodic_job(job)
 
 
-def test_without_a_game_service_mail_is_recorded_and_ignored(config, monkeypatch):
-    monkeypatch.delenv("PBEM_TEST_HANDLER", raising=False)
-    handler = application_handler(config)
-    try:
-        import pbem.service  # noqa: F401  (the game service, once written)
-        has_service = hasattr(pbem.service, "handle_mail")
-    except ImportError:
-        has_service = False
-    assert (handler is ignore_mail) != has_service
-
-
-def test_a_test_handler_can_be_named_in_the_environment(config, monkeypatch):
-    monkeypatch.setenv("PBEM_TEST_HANDLER", "echo_handlers:echo")
-    import echo_handlers
-
-    assert application_handler(config) is echo_handlers.echo
-
-
 class BrokenSource:
     """Always says mail is there, and fails to read it."""
 
@@ -106,7 +91,7 @@ def test_a_failing_inbox_does_not_spin_or_stop_the_daemon(engine, config, caplog
     source = BrokenSource()
 
     async def scenario() -> None:
-        pipeline = MailPipeline(engine, source, MaildirSink(config.outbox_dir), ignore_mail)
+        pipeline = MailPipeline(engine, source, MaildirSink(config.outbox_dir), ignore)
         daemon = Daemon(pipeline, poll_interval=60)
         asyncio.get_running_loop().call_later(1.5, daemon.request_stop)
         await daemon.run()

@@ -24,11 +24,9 @@ STOP_LIMIT_SECONDS = 15
 
 
 def start_daemon(config_file: Path, handler: str, delay: float = 0.0) -> subprocess.Popen:
-    environment = dict(os.environ, PBEM_TEST_HANDLER=f"echo_handlers:{handler}",
-                       PBEM_TEST_HANDLER_DELAY=str(delay),
-                       PYTHONPATH=os.pathsep.join([str(HANDLERS_DIR), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.Popen([sys.executable, "-c", "import sys; from pbem.cli import main; sys.exit(main())",
-                             "serve", "--config", str(config_file)],
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HANDLERS_DIR), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.Popen([sys.executable, "-c", "import sys, echo_handlers; sys.exit(echo_handlers.serve_main(sys.argv[1:]))",
+                             "--config", str(config_file), "--handler", handler, "--delay", str(delay)],
                             env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -23,7 +23,7 @@ from sqlalchemy.dialects import sqlite
 from sqlmodel import Session, select
 
 from pbem.cli import main
-from pbem.daemon.scheduler import application_jobs
+from pbem.service import periodic_jobs
 from pbem.rules.scoring import MatchRules, Score
 from pbem.service import handle_mail, ratings
 from pbem.service.clock_job import check_clocks, due_matches_query
@@ -252,7 +252,7 @@ def test_games_against_the_assistant_are_not_rated():
 
 
 def test_pbem_serve_runs_the_clock_job_and_the_review_job(config):
-    clock, review = application_jobs(config)
+    clock, review = periodic_jobs(config)
     assert clock.name == "check-clocks" and clock.interval == timedelta(minutes=1)
     assert review.name == "review-games" and review.interval == timedelta(seconds=5)
     assert review.stop is not None and review.close is not None

@@ -23,7 +23,7 @@ REVIEW_TIMEOUT = 60
 
 
 def start_daemon(config_file) -> subprocess.Popen:
-    environment = {key: value for key, value in os.environ.items() if key != "PBEM_TEST_HANDLER"}
+    environment = dict(os.environ)
     return subprocess.Popen([sys.executable, "-c", "import sys; from pbem.cli import main; sys.exit(main())",
                              "serve", "--config", str(config_file)],
                             env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
