@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from pbem.addresses import is_plain_address
+from pbem.rules.scoring import DEFAULT_CUBE_CAP
 
 EMBEDDED_DEFAULT = "<embedded default>"
 DEFAULT_POLL_INTERVAL = 60.0
@@ -266,7 +267,7 @@ class SmtpConfig(_MailServer):
 
 
 class GameConfig(_Table):
-    cube_cap: int = 64
+    cube_cap: int = DEFAULT_CUBE_CAP
     move_clock: timedelta = timedelta(days=3)
     time_bank: timedelta = timedelta(days=14)
     vacation_days_per_year: int = 30

@@ -25,7 +25,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from pbem.render.templating import environment
 from pbem.render.text_board import (
-    LAYOUTS, BoardView, Who, format_last_move, move_marks, other_colour, shorten,
+    LAYOUTS, ROWS, BoardView, Who, format_last_move, move_marks, other_colour, shorten,
 )
 from pbem.rules.moves import BAR_POINT
 from pbem.rules.notation import Colour, own_point, point_label
@@ -38,8 +38,6 @@ WIDTH = 640
 """Wide enough for 43-pixel points, narrow enough to show whole on a phone."""
 POINT = 43
 CHECKER = 40
-ROWS = 5
-"""Checkers drawn per point; a taller stack shows its count on the innermost one."""
 BAR_W = 36
 SIDE_W = (WIDTH - 12 * POINT - BAR_W) // 2
 """The cube column on the left and the tray for borne-off checkers on the right."""

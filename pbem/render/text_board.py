@@ -26,7 +26,8 @@ from pbem.rules.position import Position
 from pbem.rules.scoring import Format
 
 ROWS = 5
-"""Checkers drawn per point; a taller stack shows its count in the last place."""
+"""Checkers drawn per point, in the text and the picture; a taller stack shows its count in the
+last place."""
 NAME_WIDTH = 16
 """Longer names are shortened so that the fact lines fit in 64 columns."""
 

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import JSON, Text
 from sqlmodel import Field, SQLModel
 
+from pbem.rules.rating import START_RATING
 from pbem.store.db import UTCDateTime, utc_now
 
 
@@ -32,10 +33,10 @@ class Player(SQLModel, table=True):
     refuses_invitations: bool = False
     """Set by ``stop``: never send this address an invitation again."""
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
-    rating_match: float = 1500.0
+    rating_match: float = START_RATING
     """FIBS-style rating for matches (``pbem.rules.rating``); ``experience_match`` the sum of n."""
     experience_match: int = 0
-    rating_casual: float = 1500.0
+    rating_casual: float = START_RATING
     """The rating for everything that is not a match: single games, series, money play."""
     experience_casual: int = 0
     vacation_until: datetime | None = Field(sa_type=UTCDateTime, default=None)
