@@ -108,7 +108,7 @@ def test_gnubg_agrees_with_the_textbook_answers() -> None:
 
 
 def _assistant():
-    loaded = engine(AssistantConfig.plies)
+    loaded = engine(AssistantConfig().plies)
     assert loaded is not None, "bgsage must load in the test environment"
     return loaded
 

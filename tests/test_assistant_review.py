@@ -35,7 +35,7 @@ TOLERANCE = (5.0, 0.1)
 """The review's error rate may differ from gnubg's by 5 mEMG plus a tenth of gnubg's figure."""
 
 
-def _bot(plies: int = AssistantConfig.plies) -> Engine:
+def _bot(plies: int = AssistantConfig().plies) -> Engine:
     loaded = engine(plies)
     assert loaded is not None, "bgsage must load in the test environment"
     return loaded

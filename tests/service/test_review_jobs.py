@@ -20,8 +20,7 @@ from sqlmodel import Session, select
 
 from pbem.daemon.scheduler import Daemon, PeriodicJob
 from pbem.mail.local_client import deliver_to_maildir
-from pbem.service import review_job
-from pbem.service.review_job import CLAIM_LEASE, claim, finish, in_process, review_of, run_reviews
+from pbem.service.review_job import CLAIM_LEASE, MAX_ATTEMPTS, claim, finish, in_process, review_of, run_reviews
 from pbem.store.db import utc_now
 from pbem.store.game_records import MatchStatus, ReviewJob
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
@@ -99,11 +98,11 @@ def test_a_review_that_keeps_failing_is_given_up_without_a_mail(config) -> None:
     async def broken(game: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("bgsage fell over")
 
-    for attempt in range(1, review_job.MAX_ATTEMPTS + 1):
+    for attempt in range(1, MAX_ATTEMPTS + 1):
         assert asyncio.run(run_reviews(office.engine, config, broken)) == 0
         (job,) = _jobs(office)
         assert job.attempts == attempt and "bgsage fell over" in job.error
-        assert (job.done_at is not None) == (attempt == review_job.MAX_ATTEMPTS)
+        assert (job.done_at is not None) == (attempt == MAX_ATTEMPTS)
     assert office.review() == []
 
 
