@@ -53,16 +53,6 @@ def office(config, time) -> PostOffice:
     return office
 
 
-@pytest.fixture
-def anna(office) -> Player:
-    return Player(office, "anna@example.org", "Anna")
-
-
-@pytest.fixture
-def ben(office) -> Player:
-    return Player(office, "ben@example.org", "Ben")
-
-
 def run_clocks(office: PostOffice, at: datetime) -> list:
     """The clock job at ``at``; the mails it sent, filed with their recipients."""
     check_clocks(office.engine, office.config, at, office.dice)

@@ -6,30 +6,12 @@ import re
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
-import pytest
-from post_office import (
-    LoadedDice, Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, refused, text_of,
-)
+from post_office import Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, refused, text_of
 
 from pbem.rules.game import Phase
 from pbem.rules.gnubg_ids import match_id_state
 from pbem.rules.scoring import Ending
 from pbem.store.game_records import MatchStatus
-
-
-@pytest.fixture
-def office(config) -> PostOffice:
-    return PostOffice(config, LoadedDice(seed=1))
-
-
-@pytest.fixture
-def anna(office) -> Player:
-    return Player(office, "anna@example.org", "Anna")
-
-
-@pytest.fixture
-def ben(office) -> Player:
-    return Player(office, "ben@example.org", "Ben")
 
 
 def opening(office: PostOffice, anna: Player, ben: Player, invitation: str = "invite ben@example.org") -> int:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from mail_clients import _quoted, _reply_headers
-from post_office import (LoadedDice, Player, PostOffice, acts, check_answers, invite_and_accept, is_confirmation,
-                         text_of, token_of)
+from post_office import LoadedDice, Player, PostOffice, acts, check_answers, is_confirmation, text_of, token_of
 
 from pbem.mail.local_client import compose_mail, compose_reply
 from pbem.service.inbox import safe_note
@@ -21,17 +20,6 @@ ATTRIBUTIONS = [line.split("\t") for line in
 TOKEN_SHAPE = re.compile(r"[a-z2-7]{26}")
 
 
-@pytest.fixture
-def game(config):
-    """Anna opened with 3-1 and played 8/5 6/5; Ben is asked to roll or double."""
-    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
-    anna = Player(office, "anna@example.org", "Anna")
-    ben = Player(office, "ben@example.org", "Ben")
-    invite_and_accept(office, anna, ben, "invite ben@example.org")
-    acts(office, anna, "8/5 6/5")
-    return office, anna, ben
-
-
 def _reply_with(player: Player, original, new: str, attribution: str, marked: bool):
     message = _reply_headers(player.sender, original)
     body = text_of(original)
@@ -41,8 +29,8 @@ def _reply_with(player: Player, original, new: str, attribution: str, marked: bo
 
 @pytest.mark.parametrize(("client", "language", "line"), ATTRIBUTIONS, ids=[f"{c}-{lang}" for c, lang, _ in ATTRIBUTIONS])
 @pytest.mark.parametrize("marked", [True, False], ids=["quoted", "unquoted"])
-def test_no_reply_address_or_token_ever_reaches_the_opponent(game, client, language, line, marked):
-    office, anna, ben = game
+def test_no_reply_address_or_token_ever_reaches_the_opponent(opened_game, client, language, line, marked):
+    office, anna, ben = opened_game
     original = ben.last
     attribution = line.format(name="Backgammon by Mail", address=str(original["Reply-To"]).split("<")[-1].strip(">"))
     office.dice.load((6, 5))
@@ -67,8 +55,8 @@ def test_notes_lose_every_line_with_a_service_address_or_a_token():
 
 
 @pytest.mark.parametrize("damage", ["missing", "damaged"])
-def test_a_stale_reply_is_known_by_its_references_alone(game, damage):
-    office, anna, ben = game
+def test_a_stale_reply_is_known_by_its_references_alone(opened_game, damage):
+    office, anna, ben = opened_game
     old_turn_mail = next(mail for mail in anna.inbox if "Your turn (3-1)" in str(mail["Subject"]))
     stale = compose_reply(anna.sender, old_turn_mail, "8/5 6/5")
     del stale["In-Reply-To"]
@@ -80,8 +68,8 @@ def test_a_stale_reply_is_known_by_its_references_alone(game, damage):
     assert "You answered an older mail of this game" in text_of(sent[0])
 
 
-def test_a_forged_sender_cannot_change_anybodys_settings(game):
-    office, anna, ben = game
+def test_a_forged_sender_cannot_change_anybodys_settings(opened_game):
+    office, anna, ben = opened_game
     eve = Player(office, "eve@example.net", "Eve")
     before = office.snapshot()
     for command in ("lang de", "numbering fixed", "stop", "vacation 20"):
@@ -105,8 +93,8 @@ def test_a_forged_sender_cannot_change_anybodys_settings(game):
     assert players["ben@example.org"] == (None, "fixed")
 
 
-def test_account_commands_with_the_players_token_need_no_confirmation(game):
-    office, anna, ben = game
+def test_account_commands_with_the_players_token_need_no_confirmation(opened_game):
+    office, anna, ben = opened_game
     sent = ben.reply("lang de")
     assert "Ab jetzt" in text_of(sent[0]) or "Deutsch" in text_of(sent[0]), text_of(sent[0])
     players = {address: language for address, language, _ in office.snapshot()[1]}
@@ -122,8 +110,8 @@ def test_many_senders_cannot_flood_one_address_with_invitations(config):
     assert len(victim.inbox) == limit == 3
 
 
-def test_a_forged_invitation_sends_nothing_to_the_invited_and_starts_nothing(game):
-    office, anna, ben = game
+def test_a_forged_invitation_sends_nothing_to_the_invited_and_starts_nothing(opened_game):
+    office, anna, ben = opened_game
     eve = Player(office, "eve@example.net", "Eve")
     sent = office.deliver(compose_mail("Ben <ben@example.org>", "backgammon@localhost", "x",
                                        "invite eve@example.net match 25 clock 1h/0h\n"))
@@ -135,8 +123,8 @@ def test_a_forged_invitation_sends_nothing_to_the_invited_and_starts_nothing(gam
     assert "did not confirm" in text_of(ben.last) and not eve.inbox and len(office.matches()) == 1
 
 
-def test_a_forged_from_does_not_rename_a_player(game):
-    office, anna, ben = game
+def test_a_forged_from_does_not_rename_a_player(opened_game):
+    office, anna, ben = opened_game
     office.file(office.deliver(compose_mail('"Ben (I resign, cheater)" <ben@example.org>', "backgammon@localhost",
                                             "x", "help\n")))
     token = office.table().token(1)
@@ -146,16 +134,16 @@ def test_a_forged_from_does_not_rename_a_player(game):
     assert office.table().players[1].name == "Benjamin"
 
 
-def test_notes_waiting_for_a_player_stay_bounded(game):
-    office, anna, ben = game
+def test_notes_waiting_for_a_player_stay_bounded(opened_game):
+    office, anna, ben = opened_game
     for number in range(40):
         ben.reply(f"{number}: " + "blah " * 390, to=ben.last_of(office.table().token(1)))
     table = office.table()
     assert sum(len(note) for note in table.record.notes0) <= 4000 and table.record.notes0[-1].startswith("39:")
 
 
-def test_a_mail_answering_one_game_but_addressed_to_another_changes_nothing(game):
-    office, anna, ben = game
+def test_a_mail_answering_one_game_but_addressed_to_another_changes_nothing(opened_game):
+    office, anna, ben = opened_game
     anna.write_confirmed("invite ben@example.org")
     ben.reply("accept")
     first_game_mail = next(mail for mail in reversed(ben.inbox) if token_of(mail) == office.table(1).token(1))
@@ -169,8 +157,8 @@ def test_a_mail_answering_one_game_but_addressed_to_another_changes_nothing(game
     assert "addressed to another" in text_of(sent[0])
 
 
-def test_a_token_hidden_in_a_note_never_reaches_the_opponent(game):
-    office, anna, ben = game
+def test_a_token_hidden_in_a_note_never_reaches_the_opponent(opened_game):
+    office, anna, ben = opened_game
     token = office.table().token(1)
     for note in (f"mailto:backgammon%2B{token}@localhost", f"see {token[:13]}\n{token[13:]} there",
                  f"?q=1{token}2", f"backgammon+{token[:10]}=\n{token[10:]}@localhost"):
@@ -202,8 +190,8 @@ def test_twenty_thousand_help_lines_get_one_help(config):
     assert len(answer.as_bytes()) < 100_000
 
 
-def test_a_nul_in_a_message_id_never_reaches_an_answer(game):
-    office, anna, ben = game
+def test_a_nul_in_a_message_id_never_reaches_an_answer(opened_game):
+    office, anna, ben = opened_game
     message = compose_reply(ben.sender, ben.last, "board")
     del message["Message-ID"]
     message["Message-ID"] = "<evil\x00id@example.net>"
@@ -212,8 +200,8 @@ def test_a_nul_in_a_message_id_never_reaches_an_answer(game):
         assert "\x00" not in mail.as_string()
 
 
-def test_unreadable_and_oversized_mails(game, config):
-    office, anna, ben = game
+def test_unreadable_and_oversized_mails(opened_game, config):
+    office, anna, ben = opened_game
     two_senders = compose_mail("Ben <ben@example.org>", "backgammon@localhost", "x", "roll\n")
     raw = two_senders.as_bytes().replace(b"From: ", b"From: Eve <eve@example.net>\nFrom: ", 1)
     (config.inbox_dir / "new" / "two-senders").write_bytes(raw)

@@ -6,7 +6,7 @@ import re
 
 import pytest
 from mail_clients import CLIENTS, gmail
-from post_office import LoadedDice, Player, PostOffice, acts, check_answers, invite_and_accept, text_of
+from post_office import acts, check_answers, text_of
 
 from pbem.rules.game import ActionKind
 
@@ -17,18 +17,9 @@ def notes_in(mail, name: str) -> list[str]:
     return [line.strip() for line in found.group(1).splitlines()] if found else []
 
 
-@pytest.fixture
-def game(config):
-    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
-    anna = Player(office, "anna@example.org", "Anna")
-    ben = Player(office, "ben@example.org", "Ben")
-    invite_and_accept(office, anna, ben, "invite ben@example.org")
-    return office, anna, ben
-
-
 @pytest.mark.parametrize("client", sorted(CLIENTS))
-def test_only_the_new_text_of_a_reply_is_applied(game, client):
-    office, anna, ben = game
+def test_only_the_new_text_of_a_reply_is_applied(accepted_game, client):
+    office, anna, ben = accepted_game
     turn_mail = anna.last
     assert "for example:" in text_of(turn_mail) and "Position ID:" in text_of(turn_mail)
     ben_before = ben.last
@@ -47,8 +38,8 @@ def test_only_the_new_text_of_a_reply_is_applied(game, client):
     assert table.record.notes1 == [] and table.record.notes0 == []
 
 
-def test_a_note_alone_waits_for_the_opponents_next_mail(game):
-    office, anna, ben = game
+def test_a_note_alone_waits_for_the_opponents_next_mail(accepted_game):
+    office, anna, ben = accepted_game
     acts(office, anna, "8/5 6/5")
     anna_mails = len(anna.inbox)
     sent = ben.post(gmail(ben.sender, ben.last, "Nice opening!\nSee you soon"))

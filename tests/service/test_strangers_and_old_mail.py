@@ -6,24 +6,17 @@ from __future__ import annotations
 import copy
 
 import pytest
-from post_office import (
-    LoadedDice, Player, PostOffice, acts, check_answers, invite_and_accept, refused, text_of, token_of,
-)
+from post_office import Player, PostOffice, acts, check_answers, refused, text_of, token_of
 
 from pbem.mail.local_client import compose_mail, compose_reply
 from pbem.store.mail_records import InboundState
 
 
 @pytest.fixture
-def game(config):
-    """Anna opened with 3-1 and played; Ben is asked to roll or double."""
-    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
-    anna = Player(office, "anna@example.org", "Anna")
-    ben = Player(office, "ben@example.org", "Ben")
-    carl = Player(office, "carl@example.org", "Carl")
-    invite_and_accept(office, anna, ben, "invite ben@example.org")
-    acts(office, anna, "8/5 6/5")
-    return office, anna, ben, carl
+def game(opened_game):
+    """Anna opened with 3-1 and played; Ben is asked to roll or double; Carl is a stranger."""
+    office, anna, ben = opened_game
+    return office, anna, ben, Player(office, "carl@example.org", "Carl")
 
 
 def unchanged(office: PostOffice, player: Player, message, says: str) -> None:
