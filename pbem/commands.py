@@ -43,6 +43,9 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
 ``money-only``
     ``beaver``, ``jacoby`` or ``stake`` in an invitation that is not ``money``; details: the
     option word as written.
+``settle-format``
+    ``settle``/``abrechnen`` in an invitation that is neither ``money`` nor a single game;
+    details: the option word as written.
 ``language``
     ``lang``/``sprache`` (command or option) without ``de`` or ``en``; details: the value.
 ``numbering``
@@ -92,6 +95,8 @@ class GameOptions:
     jacoby: bool = False
     rated: bool = True
     language: str | None = None
+    settle: bool = False
+    """A game lost on time is scored by the engine's equity of the position (money and single)."""
 
 
 @dataclass(frozen=True)
@@ -280,6 +285,8 @@ _FLAG_WORDS = {
     "jacoby": "jacoby",
     **dict.fromkeys(("unrated", "ungewertet"), "unrated"),
 }
+_SETTLE_WORDS = ("settle", "abrechnen")
+_SETTLE_FORMATS = (Format.MONEY, Format.SINGLE)
 _CLOCK_WORDS = ("clock", "uhr")
 _STAKE_WORDS = ("stake", "einsatz")
 
@@ -381,7 +388,7 @@ def _invite_command(line: str, arguments: list[str]) -> Command:
 def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
     """Read format and options in any order; the checks that need all of them come last."""
     settings: dict[str, object] = {}
-    money_only_word = ""
+    money_only_word = settle_word = ""
     words = [word for word in re.split(r"[\s,;]+", " ".join(words)) if word]
     position = 0
     while position < len(words):
@@ -404,6 +411,9 @@ def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
             flag = _FLAG_WORDS[word]
             settings["rated" if flag == "unrated" else flag] = flag != "unrated"
             money_only_word = money_only_word or (word if flag != "unrated" else "")
+        elif word in _SETTLE_WORDS:
+            settings["settle"] = True
+            settle_word = word
         elif word in _CLOCK_WORDS:
             clocks = _clocks(value)
             if clocks is None:
@@ -425,6 +435,8 @@ def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
             return CommandError(line, "unknown-option", word)
     if money_only_word and settings.get("kind") is not Format.MONEY:
         return CommandError(line, "money-only", money_only_word)
+    if settle_word and settings.get("kind", Format.SINGLE) not in _SETTLE_FORMATS:
+        return CommandError(line, "settle-format", settle_word)
     return GameOptions(**settings)  # type: ignore[arg-type]
 
 

@@ -15,7 +15,7 @@ Post-move boards stay seen from the player who moved.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pbem.rules import cube as cube_rules
@@ -132,6 +132,28 @@ class Engine:
         """Cubeful equity of a position just played to, for the player who played it."""
         analyzer = self._quick if quick else self._analyzer
         return float(analyzer.post_move_analytics(to_board(after), **context.post_move_args()).cubeful_equity)
+
+    def settlement(self, game: rules.Game) -> float:
+        """What the running ``game`` is worth to its player on roll (``game.seat``), in points:
+        the cubeful equity times the cube, as the game stands.
+
+        Before the roll, the equity with the right cube action (no double where the cube is not
+        theirs); with the dice rolled, that of the best play our rules allow; with a double
+        offered, the doubler's equity after the taker's best answer (take, drop or beaver); with a
+        beaver to answer, the better of dropping it and taking it.
+        """
+        context = CubeContext.of(game, game.seat)
+        if game.phase is rules.Phase.TO_MOVE and game.dice is not None:
+            equities = self.play_equities(game.board, game.dice, context)
+            if equities:
+                return max(equities.values()) * game.cube
+        if game.phase is rules.Phase.DOUBLE_OFFERED and game.beavered:
+            taken = self.cube_analysis(game.board, replace(context, cube_value=2 * game.cube, cube_owner="player"))
+            return max(-1.0, 2 * float(taken.equity_nd)) * game.cube
+        cube = self.cube_analysis(game.board, context)
+        if game.phase is rules.Phase.DOUBLE_OFFERED:
+            return min(float(cube.equity_dt), float(cube.equity_dp)) * game.cube
+        return float(cube.optimal_equity) * game.cube
 
     def winning_chance(self, position: Position) -> float:
         """The chance that the player on roll in ``position`` (before rolling) wins the game."""

@@ -42,6 +42,7 @@ RuleError codes (the mails word them; ``details`` holds the values named):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -348,6 +349,20 @@ def resign(game: Game, seat: int) -> Game:
 def timeout(game: Game, seat: int) -> Game:
     """``seat`` ran out of time: scored as a resignation."""
     return _concede(game, seat, ActionKind.TIMEOUT, Ending.TIMEOUT)
+
+
+def settle(game: Game, seat: int, value: float) -> Game:
+    """``seat`` ran out of time in a game invited with ``settle``: the game is scored by ``value``,
+    what the position is worth to the player on roll (``game.seat``) in points (the engine's
+    cubeful equity times the cube), rounded to the nearest whole point, halves away from zero.
+    Less than half a point either way is a draw."""
+    _require_playing(game)
+    points = math.floor(abs(value) + 0.5)
+    settled = _act(game, Action(ActionKind.TIMEOUT, seat))
+    winner = None if points == 0 else (game.seat if value > 0 else 1 - game.seat)
+    result = Result(winner=winner, kind=None if winner is None else WinKind.SINGLE, cube=game.cube,
+                    ending=Ending.SETTLED, points=points)
+    return replace(settled, phase=Phase.OVER, dice=None, beavered=False, draw_offer=None, result=result)
 
 
 def offer_draw(game: Game, seat: int) -> Game:

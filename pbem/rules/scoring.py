@@ -49,6 +49,8 @@ class Ending(StrEnum):
     DROPPED = "dropped"
     RESIGNED = "resigned"
     TIMEOUT = "timeout"
+    SETTLED = "settled"
+    """Lost on time in a game invited with ``settle``: scored by the engine's equity."""
     DRAWN = "drawn"
 
 

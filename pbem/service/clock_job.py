@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import SelectOfScalar
 
+from pbem import assistant as pbem_assistant
 from pbem.config import Config
 from pbem.periodic import PeriodicJob
 from pbem.rules import game as rules
@@ -62,6 +63,26 @@ def clock_job(config: Config) -> PeriodicJob:
     return PeriodicJob("check-clocks", run, CLOCK_JOB_INTERVAL)
 
 
+def _settled(talk: Conversation, table: Table, seat: int) -> rules.Game | None:
+    """The game scored by the engine's equity (the invitation said ``settle``); None when bgsage
+    cannot be loaded any more, and the game is then lost on time as without ``settle``."""
+    game = table.game
+    assert game is not None
+    engine = pbem_assistant.engine(talk.config.assistant.plies)
+    if engine is None:
+        log.warning("match %s: settle asked for, but bgsage cannot be loaded: lost on time", table.id)
+        talk.event(table, "settle_failed", seat)
+        return None
+    value = engine.settlement(game)
+    settled = rules.settle(game, seat, value)
+    assert settled.result is not None
+    talk.event(table, "settled", seat, on_roll=game.seat, value=round(value, 3), cube=game.cube,
+               equity=round(value / game.cube, 3), phase=game.phase.value,
+               dice=list(game.dice) if game.phase is rules.Phase.TO_MOVE and game.dice else None,
+               points=settled.result.points, winner=settled.result.winner)
+    return settled
+
+
 def _alarm(session: Session, record: MatchRecord, config: Config, now: datetime, dice: DiceRoller) -> None:
     running = clocks.running_clock(record, config)
     seat = record.clock_seat
@@ -76,8 +97,10 @@ def _alarm(session: Session, record: MatchRecord, config: Config, now: datetime,
     if alarm is Alarm.TIMEOUT:
         assert table.game is not None
         log.info("match %s: %s lost on time", table.id, table.players[seat].address)
-        table.game = rules.timeout(table.game, seat)
+        game = table.game
         talk.event(table, "timed_out", seat)
+        settled = _settled(talk, table, seat) if record.options.get("settle") else None
+        table.game = settled if settled is not None else rules.timeout(game, seat)
         play.advance(talk, table)
     else:
         move_left, bank_left = time_left(running, now)

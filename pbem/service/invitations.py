@@ -64,6 +64,7 @@ def _options_document(options: commands.GameOptions) -> dict[str, object]:
         "language": options.language,
         "move_clock": seconds(options.move_clock),
         "time_bank": seconds(options.time_bank),
+        "settle": options.settle,
     }
 
 
@@ -83,7 +84,17 @@ def _invitation_options(rules: scoring.MatchRules, document: dict[str, object]) 
         language=document.get("language"),  # type: ignore[arg-type]
         move_clock=duration(document.get("move_clock")),
         time_bank=duration(document.get("time_bank")),
+        settle=bool(document.get("settle", False)),
     )
+
+
+def _settle_refused(talk: Conversation, options: commands.GameOptions, table: Table | None = None) -> bool:
+    """``settle`` needs bgsage for the settlement: without it, the invitation is refused now,
+    not a game lost on time later."""
+    if options.settle and not assistant.available(talk.config):
+        talk.say_template("settle_unavailable", table)
+        return True
+    return False
 
 
 def invite(talk: Conversation, command: commands.Invite) -> None:
@@ -110,6 +121,8 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
     if invitee.refuses_invitations:
         talk.say_template("invitee_refuses", address=address)
         return
+    if _settle_refused(talk, command.options):
+        return
     if invitee.language is None and command.options.language:
         invitee.language = command.options.language
         talk.session.add(invitee)
@@ -118,6 +131,8 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
 
 def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
     """``play assistant``: a match against the Assistant that starts at once (and changes no rating)."""
+    if _settle_refused(talk, options):
+        return
     players = (talk.sender, assistant.assistant_player(talk.session))
     table = _open_match(talk, players, replace(options, rated=False))
     accept(talk, table, 1)
@@ -146,7 +161,7 @@ def _open_match(
     talk.session.add(record)
     talk.session.flush()
     table = Table.load(talk.session, record)
-    talk.event(table, "invited", 0, rules=rules.to_dict())
+    talk.event(table, "invited", 0, rules=rules.to_dict(), settle=options.settle)
     return table
 
 
@@ -182,6 +197,8 @@ def rematch(talk: Conversation, table: Table, seat: int) -> None:
     options = _invitation_options(table.score.rules, table.record.options)
     if assistant.is_assistant(opponent) and not assistant.available(talk.config):
         talk.say_template("assistant_unavailable", table)
+        return
+    if _settle_refused(talk, options, table):
         return
     new_table = _open_match(talk, (talk.sender, opponent), options, rematch_of=table.id)
     if assistant.is_assistant(opponent):

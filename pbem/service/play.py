@@ -124,7 +124,7 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     game = table.game
     assert game is not None and game.result is not None
     result = game.result
-    if result.ending is scoring.Ending.DRAWN:
+    if result.winner is None:
         talk.event(table, "game_drawn", None)
     else:
         talk.event(table, "game_won", result.winner, kind=int(result.kind or 1), points=result.points,
@@ -134,7 +134,7 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     table.score = scoring.add_result(table.score, result)
     session_over = scoring.is_over(table.score) or (
         table.score.rules.format is scoring.Format.MONEY
-        and result.ending in (scoring.Ending.RESIGNED, scoring.Ending.TIMEOUT)
+        and result.ending in (scoring.Ending.RESIGNED, scoring.Ending.TIMEOUT, scoring.Ending.SETTLED)
     )
     if session_over:
         _finish_match(talk, table)

@@ -72,6 +72,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "clock": "3w",
     "stake": "-5",
     "money-only": "beaver",
+    "settle-format": "settle",
     "language": "fr",
     "numbering": "odd",
     "vacation-days": "forever",
