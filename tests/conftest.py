@@ -11,6 +11,8 @@ from hypothesis import settings
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from postgres_server import PostgresServer
+
 from pbem.config import Config, load_config
 from pbem.store.db import create_schema, make_engine, session_scope
 
@@ -28,11 +30,38 @@ def data_dir(tmp_path: Path) -> Path:
     return path
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--database", choices=("sqlite", "postgresql"), default="sqlite",
+                     help="the database the tests' configs use (postgresql: a private server is started)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--database") == "postgresql":
+        skip = pytest.mark.skip(reason="about SQLite itself")
+        for item in items:
+            if "sqlite_only" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def postgres(request: pytest.FixtureRequest) -> Iterator[PostgresServer | None]:
+    if request.config.getoption("--database") != "postgresql":
+        yield None
+        return
+    server = PostgresServer()
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
-def config_file(data_dir: Path) -> Path:
-    """A config file for the embedded default on `data_dir` (Maildir in and out, SQLite)."""
+def config_file(data_dir: Path, postgres: PostgresServer | None) -> Path:
+    """A config file for the embedded default on `data_dir` (Maildir in and out), on SQLite, or
+    on a fresh database of the private PostgreSQL server with ``--database postgresql``."""
     path = data_dir.parent / "pbem.toml"
-    path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n', encoding="utf-8")
+    database = f'[database]\nurl = "{postgres.new_database()}"\n' if postgres is not None else ""
+    path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n{database}',
+                    encoding="utf-8")
     return path
 
 

@@ -63,6 +63,7 @@ def old_database(tmp_path):
     return path, config_file
 
 
+@pytest.mark.sqlite_only
 def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_plays_on(old_database, capsys):
     path, config_file = old_database
     before = _rows(path)

@@ -70,6 +70,7 @@ def test_a_new_database_is_created_at_the_newest_revision_and_a_newer_one_is_ref
         create_schema(engine)
 
 
+@pytest.mark.sqlite_only
 def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path):
     engine = make_engine(f"sqlite:///{tmp_path / 'deep' / 'er' / 'pbem.db'}")
     with engine.connect() as connection:
