@@ -201,9 +201,7 @@ class Engine:
 
     def wants_to_double(self, game: rules.Game) -> bool:
         """Should the player on roll double now (the caller has checked that they may)?"""
-        length = game.rules.length
-        post_crawford = game.rules.format is Format.MATCH and not game.crawford and length - 1 in game.score
-        if not post_crawford and self.winning_chance(game.board) < DOUBLING_WINDOW:
+        if not rules.is_post_crawford(game) and self.winning_chance(game.board) < DOUBLING_WINDOW:
             return False
         return bool(self.cube_analysis(game.board, CubeContext.of(game, game.seat)).should_double)
 

@@ -30,7 +30,6 @@ from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, legal_plays
 from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.rules.position import Position
-from pbem.rules.scoring import Format
 
 MISTAKES_SHOWN = 3
 CLOSE_CUBE = 0.16
@@ -167,10 +166,7 @@ def _judge_cube(engine: Engine, state: rules.Game, seat: _Seat, number: int, act
 
 
 def _double_thinkable(engine: Engine, state: rules.Game) -> bool:
-    length = state.rules.length
-    if state.rules.format is Format.MATCH and not state.crawford and length - 1 in state.score:
-        return True
-    return engine.winning_chance(state.board) >= DOUBLING_WINDOW
+    return rules.is_post_crawford(state) or engine.winning_chance(state.board) >= DOUBLING_WINDOW
 
 
 def _texts(board: Position, play: tuple, seat: int) -> dict[str, str]:

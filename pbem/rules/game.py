@@ -516,3 +516,9 @@ def _refusal_details(game: Game, code: str) -> dict[str, Any]:
 def _check_dice(dice: Dice) -> None:
     if len(dice) != 2 or not all(isinstance(die, int) and 1 <= die <= 6 for die in dice):
         raise RuleError("invalid_dice", dice=dice)
+
+
+def is_post_crawford(game: Game) -> bool:
+    """A match game after the Crawford game with a player one point from the match (the trailer
+    doubles at once: it cannot cost them the match)."""
+    return game.rules.format is Format.MATCH and not game.crawford and game.rules.length - 1 in game.score
