@@ -188,3 +188,29 @@ def test_move_mails_of_other_games_are_answered_while_a_review_is_computed(confi
     _check_review_mails(sent, anna, ben, {anna.address: anna.inbox[-1], ben.address: ben.inbox[-1]})
     office.file(sent)
     assert office.review() == []
+
+
+def test_the_totals_of_a_series_wait_for_the_review_of_every_game(config) -> None:
+    office = PostOffice(config, LoadedDice(seed=3))
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org games 2")
+    for _ in range(2):  # whoever must act resigns: two short games
+        seat = office.table(match_id).game.to_act
+        player = (anna, ben)[seat]
+        player.reply("$quit", to=player.last_of(office.table(match_id).token(seat)))
+    assert office.table(match_id).status is MatchStatus.FINISHED
+    assert "The review of this game and the totals of all games by the bgsage engine will follow" in text_of(anna.last)
+    first, last = _jobs(office)
+    assert (first.game_number, first.totals, last.game_number, last.totals) == (1, False, 2, True)
+    claimed = claim(office.engine, last.id, utc_now())  # another daemon got to the last game first
+    assert claimed is not None
+    result = review_of(config.assistant.plies, claimed.game)
+    assert finish(office.engine, config, last.id, result, utc_now()) is False  # it waits for game 1
+    _, waiting = _jobs(office)
+    assert waiting.done_at is None and waiting.claimed_at is None and waiting.result == result
+    sent = office.review()
+    assert [recipient(mail) for mail in sent].count(anna.address) == 2
+    to_anna = [text_of(mail) for mail in sent if recipient(mail) == anna.address]
+    assert "Review of game 1 by" in to_anna[0] and "Review of all" not in to_anna[0]
+    assert "Review of game 2 by" in to_anna[1] and "Review of all 2 games" in to_anna[1]
