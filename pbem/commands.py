@@ -437,7 +437,7 @@ def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
         return CommandError(line, "money-only", money_only_word)
     if settle_word and settings.get("kind", Format.SINGLE) not in _SETTLE_FORMATS:
         return CommandError(line, "settle-format", settle_word)
-    return GameOptions(**settings)  # type: ignore[arg-type]
+    return GameOptions(**settings)  # type: ignore[arg-type]  # the keys are GameOptions fields, set above
 
 
 def _whole_number(text: str, maximum: int) -> int | None:

@@ -80,7 +80,7 @@ def deliver_to_maildir(maildir: Path, message: EmailMessage) -> Path:
 
 def read_mail_file(path: Path) -> EmailMessage:
     with open(path, "rb") as file:
-        return BytesParser(policy=default_policy).parse(file)  # type: ignore[return-value]
+        return BytesParser(policy=default_policy).parse(file)
 
 
 @dataclass(frozen=True)

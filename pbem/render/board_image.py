@@ -138,7 +138,7 @@ def _background(numbering: object) -> Image.Image:
     for half in (0, 6):
         left = _column_x(half)
         draw.rectangle((left, TOP_EDGE, left + 6 * POINT - 1, BOTTOM_EDGE - 1), fill=_FELT)
-    layout = LAYOUTS[numbering]  # type: ignore[index]
+    layout = LAYOUTS[numbering]  # type: ignore[index]  # the lru_cache key is a Numbering
     font = _font(15)
     for row, labels in enumerate((layout.top, layout.bottom)):
         for column, label in enumerate(labels):

@@ -37,7 +37,7 @@ CLOCK_JOB_INTERVAL = timedelta(minutes=1)
 
 def due_matches_query(now: datetime) -> SelectOfScalar[int | None]:
     """The ids of the matches with an alarm due at ``now``, the most overdue first."""
-    return (select(MatchRecord.id).where(col(MatchRecord.deadline_at) <= now)
+    return (select(col(MatchRecord.id)).where(col(MatchRecord.deadline_at) <= now)
             .order_by(col(MatchRecord.deadline_at)))
 
 

@@ -204,6 +204,7 @@ class Conversation:
             context |= {"board_cid": board.content_id, "board_alt": board_alt(view["board_view"], language)}
             images = (board,)
         html = render("game.html", language, subject=subject, **context)
+        in_reply_to: str | None
         if reply:
             in_reply_to, references = self.mail.message_id, tuple(self.mail.references)
         else:

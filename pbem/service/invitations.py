@@ -72,7 +72,7 @@ def _invitation_options(rules: scoring.MatchRules, document: dict[str, object]) 
     """The options a match was started with (the inverse of ``_options_document``), for a rematch."""
 
     def duration(seconds: object) -> timedelta | None:
-        return None if seconds is None else timedelta(seconds=float(seconds))  # type: ignore[arg-type]
+        return None if seconds is None else timedelta(seconds=float(seconds))  # type: ignore[arg-type]  # stored as a number
 
     return commands.GameOptions(
         kind=rules.format,
@@ -81,7 +81,7 @@ def _invitation_options(rules: scoring.MatchRules, document: dict[str, object]) 
         beaver=rules.beaver,
         jacoby=rules.jacoby,
         rated=bool(document.get("rated", True)),
-        language=document.get("language"),  # type: ignore[arg-type]
+        language=document.get("language"),  # type: ignore[arg-type]  # stored as "de", "en" or None
         move_clock=duration(document.get("move_clock")),
         time_bank=duration(document.get("time_bank")),
         settle=bool(document.get("settle", False)),

@@ -115,6 +115,7 @@ def _assistant_answers(talk: Conversation, table: Table) -> bool:
         table.game = rules.decline_draw(game, seat)
         talk.event(table, "draw_declined", seat)
     else:
+        assert isinstance(command, GameCommand)
         table.game = _apply(talk, table, seat, game, command)
     return True
 
