@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from pbem import commands
+from pbem.render.views import Notice
 from pbem.service import assistant, clocks, invitations, ratings
 from pbem.service.conversation import Conversation, shown_name
 from pbem.service.tables import Table, tables_of
@@ -19,11 +20,11 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
         case commands.Language(code=code):
             sender.language = code
             talk.session.add(sender)
-            talk.say_template("language_set", table)
+            talk.say_template(Notice.LANGUAGE_SET, table)
         case commands.SetNumbering(kind=kind):
             sender.numbering = kind.value
             talk.session.add(sender)
-            talk.say_template("numbering_set", table, numbering=kind.value)
+            talk.say_template(Notice.NUMBERING_SET, table, numbering=kind.value)
         case commands.Games():
             list_games(talk, table)
         case commands.Board():
@@ -40,12 +41,12 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
         case commands.Stop():
             sender.refuses_invitations = True
             talk.session.add(sender)
-            talk.say_template("stop_confirmed", table)
+            talk.say_template(Notice.STOP_CONFIRMED, table)
         case commands.PlayAssistant(options=options):
             if assistant.available(talk.config):
                 invitations.play_assistant(talk, options)
             else:
-                talk.say_template("assistant_unavailable", table)
+                talk.say_template(Notice.ASSISTANT_UNAVAILABLE, table)
         case _:
             raise AssertionError(f"not an account command: {command!r}")
 
@@ -66,7 +67,7 @@ def list_games(talk: Conversation, table: Table | None = None) -> None:
             "my_turn": (each.status is MatchStatus.INVITED and seat == 1)
             or (game is not None and game.to_act == seat),
         })
-    talk.say_template("games_list", table, rows=rows)
+    talk.say_template(Notice.GAMES_LIST, table, rows=rows)
 
 
 def take_vacation(talk: Conversation, days: int, table: Table | None) -> None:
@@ -77,7 +78,7 @@ def take_vacation(talk: Conversation, days: int, table: Table | None) -> None:
     used = sender.vacation_days.get(year, 0)
     allowance = talk.config.game.vacation_days_per_year
     if used + days > allowance:
-        talk.say_template("vacation_refused", table, days=days, left=allowance - used, allowance=allowance)
+        talk.say_template(Notice.VACATION_REFUSED, table, days=days, left=allowance - used, allowance=allowance)
         return
     pause = timedelta(days=days)
     start = max(now, sender.vacation_until) if sender.vacation_until is not None else now
@@ -89,7 +90,7 @@ def take_vacation(talk: Conversation, days: int, table: Table | None) -> None:
         assert seat is not None
         clocks.pause(running.record, seat, pause, talk.config)
         talk.session.add(running.record)
-    talk.say_template("vacation_confirmed", table, days=days, until=clocks.moment(sender.vacation_until),
+    talk.say_template(Notice.VACATION_CONFIRMED, table, days=days, until=clocks.moment(sender.vacation_until),
                       left=allowance - used - days)
 
 

@@ -20,6 +20,7 @@ from sqlmodel.sql.expression import SelectOfScalar
 from pbem import assistant as pbem_assistant
 from pbem.config import Config
 from pbem.periodic import PeriodicJob
+from pbem.render.views import EventKind, Notice
 from pbem.rules import game as rules
 from pbem.rules.clock import Alarm, due_alarm, next_alarm_at, time_left
 from pbem.service import clocks, play
@@ -71,12 +72,12 @@ def _settled(talk: Conversation, table: Table, seat: int) -> rules.Game | None:
     engine = pbem_assistant.engine(talk.config.assistant.plies)
     if engine is None:
         log.warning("match %s: settle asked for, but bgsage cannot be loaded: lost on time", table.id)
-        talk.event(table, "settle_failed", seat)
+        talk.event(table, EventKind.SETTLE_FAILED, seat)
         return None
     value = engine.settlement(game)
     settled = rules.settle(game, seat, value)
     assert settled.result is not None
-    talk.event(table, "settled", seat, on_roll=game.seat, value=round(value, 3), cube=game.cube,
+    talk.event(table, EventKind.SETTLED, seat, on_roll=game.seat, value=round(value, 3), cube=game.cube,
                equity=round(value / game.cube, 3), phase=game.phase.value,
                dice=list(game.dice) if game.phase is rules.Phase.TO_MOVE and game.dice else None,
                points=settled.result.points, winner=settled.result.winner)
@@ -98,13 +99,13 @@ def _alarm(session: Session, record: MatchRecord, config: Config, now: datetime,
         assert table.game is not None
         log.info("match %s: %s lost on time", table.id, table.players[seat].address)
         game = table.game
-        talk.event(table, "timed_out", seat)
+        talk.event(table, EventKind.TIMED_OUT, seat)
         settled = _settled(talk, table, seat) if record.options.get("settle") else None
         table.game = settled if settled is not None else rules.timeout(game, seat)
         play.advance(talk, table)
     else:
         move_left, bank_left = time_left(running, now)
-        talk.say_template(alarm.value, table, move_left=move_left, bank_left=bank_left)
+        talk.say_template(Notice(alarm.value), table, move_left=move_left, bank_left=bank_left)
         record.alarms_given = index + 1
         record.deadline_at = next_alarm_at(running, index + 1)
     send_letters(talk)

@@ -10,7 +10,7 @@ several commands in one mail still give one tidy answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -18,9 +18,10 @@ from sqlmodel import Session
 
 from pbem.config import Config
 from pbem.mail.composing import Attachment, InlineImage, Letter, new_content_id
-from pbem.mail.reading import IncomingMail, reply_address
+from pbem.mail.reading import reply_address
 from pbem.render.board_image import board_alt, render_board_png
 from pbem.render.templating import environment, explain, render
+from pbem.render.views import EventKind, GameView, Notice
 from pbem.render.text_board import BoardView, LastMove, Who
 from pbem.render.text_board import Score as BoardScore
 from pbem.render.text_board import render_text_board
@@ -42,7 +43,7 @@ from pbem.store.game_records import MatchStatus, Player
 class Event:
     """Something that happened in a match; ``seat`` did it (None: the service itself)."""
 
-    kind: str
+    kind: EventKind
     seat: int | None = None
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -61,12 +62,21 @@ class News:
     show_board: bool = True
 
 
+@dataclass(frozen=True)
+class Answering:
+    """Where the letters to the sender thread: under this Message-ID, after these References."""
+
+    message_id: str | None
+    references: tuple[str, ...] = ()
+
+
 @dataclass
 class Conversation:
     session: Session
     config: Config
     sender: Player
-    mail: IncomingMail
+    answering: Answering
+    """The mail the sender's letters thread under."""
     dice: DiceRoller
     now: datetime
     news: dict[int, News] = field(default_factory=dict)
@@ -85,7 +95,7 @@ class Conversation:
             self.news[table.id] = News(table)
         return self.news[table.id]
 
-    def event(self, table: Table, kind: str, seat: int | None = None, /, **data: Any) -> None:
+    def event(self, table: Table, kind: EventKind, seat: int | None = None, /, **data: Any) -> None:
         """Record an event both seats hear about (positional-only: the data may name a ``kind``)."""
         news = self.news_of(table)
         news.events.append(Event(kind, seat, data))
@@ -98,11 +108,11 @@ class Conversation:
         else:
             self.news_of(table).for_sender.append(text)
 
-    def say_template(self, macro: str, table: Table | None = None, **context: Any) -> None:
+    def say_template(self, macro: Notice, table: Table | None = None, **context: Any) -> None:
         """Tell the sender one of the ``notices.txt`` texts."""
         self.say(self.notice(macro, **context), table)
 
-    def notice(self, macro: str, **context: Any) -> str:
+    def notice(self, macro: Notice, **context: Any) -> str:
         module = _module("notices.txt", self.language(self.sender), self.sender_context())
         return str(getattr(module, macro)(**context)).strip()
 
@@ -123,7 +133,7 @@ class Conversation:
             colours = [Colour.of_seat(seat).value]
         else:
             colours = ["white", "black"] if self.sender.numbering == Numbering.FIXED.value else ["white"]
-        return self.notice("help_short" if short else "help", colours=colours)
+        return self.notice(Notice.HELP_SHORT if short else Notice.HELP, colours=colours)
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -164,7 +174,7 @@ class Conversation:
     def _general_letter(self, texts: list[str]) -> Letter:
         language = self.language(self.sender)
         if not texts:
-            texts = [self.notice("nothing_to_do")]
+            texts = [self.notice(Notice.NOTHING_TO_DO)]
         if None in self.erred:
             texts = [*texts, self.help_text(None, short=True)]
         context = self.sender_context()
@@ -178,8 +188,8 @@ class Conversation:
             html=render("notice.html", language, texts=texts, subject=subject, **context),
             language=language,
             token=self.reply_token,
-            in_reply_to=self.mail.message_id,
-            references=tuple(self.mail.references),
+            in_reply_to=self.answering.message_id,
+            references=self.answering.references,
         )
 
     def _game_letter(self, news: News, seat: int, reply: bool) -> Letter:
@@ -192,21 +202,21 @@ class Conversation:
         if reply and table.id in self.erred:
             texts = [*texts, self.help_text(table, short=True)]
         notes = table.take_notes(seat)
-        context = {**view, "events": events, "texts": texts, "notes": notes}
+        context = {**view.template_context(), "events": events, "texts": texts, "notes": notes}
         module = _module("game.txt", language, context)
         subject = str(module.subject(news.events)).strip()
         text = render("game.txt", language, **context)
         images: tuple[InlineImage, ...] = ()
         context |= {"board_cid": None, "board_alt": None}
-        if view["board_view"] is not None:
+        if view.board_view is not None:
             board = InlineImage(new_content_id("board", self.config.service.address), "board.png",
-                                render_board_png(view["board_view"], language))
-            context |= {"board_cid": board.content_id, "board_alt": board_alt(view["board_view"], language)}
+                                render_board_png(view.board_view, language))
+            context |= {"board_cid": board.content_id, "board_alt": board_alt(view.board_view, language)}
             images = (board,)
         html = render("game.html", language, subject=subject, **context)
         in_reply_to: str | None
         if reply:
-            in_reply_to, references = self.mail.message_id, tuple(self.mail.references)
+            in_reply_to, references = self.answering.message_id, self.answering.references
         else:
             thread = table.thread(seat)
             in_reply_to, references = (thread[-1] if thread else None), tuple(thread[:-1])
@@ -231,16 +241,11 @@ def shown_name(player: Player, language: str) -> str:
     return ASSISTANT_NAMES.get(language, player.display_name) if is_assistant(player) else player.display_name
 
 
-def last_mail_of(table: Table, seat: int) -> IncomingMail:
-    """The player's last mail of the thread, as if they had written it: a letter of the daemon's
-    jobs (a clock's alarm, a review) answers it, so that it threads into the game."""
+def last_mail_of(table: Table, seat: int) -> Answering:
+    """The last mail of the seat's thread: a letter of the daemon's jobs (a clock's alarm, a
+    review) threads under it, as an answer to the player's mail does under that mail."""
     thread = table.thread(seat)
-    player = table.players[seat]
-    return IncomingMail(
-        message_id=thread[-1] if thread else "", sender=player.address, sender_name=player.name,
-        subject="", in_reply_to=None, references=thread[:-1], reply_tokens=[], new_text="",
-        automatic=None, size=0,
-    )
+    return Answering(thread[-1] if thread else None, tuple(thread[:-1]))
 
 
 def _module(template: str, language: str, context: dict[str, Any]) -> Any:
@@ -270,7 +275,7 @@ def play_texts(before: Position, play: Play, mover: int) -> dict[str, str]:
     return {numbering.value: format_play(before, play, numbering, colour) for numbering in Numbering}
 
 
-def game_view(table: Table, seat: int, config: Config, now: datetime) -> dict[str, Any]:
+def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameView:
     """Everything a game letter shows, from ``seat``'s side: board, score, clocks, what to do next."""
     player = table.players[seat]
     opponent = table.players[1 - seat]
@@ -279,40 +284,32 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> dict[st
     language = player.language or config.service.language
     game = table.game
     rules = table.score.rules
-    view: dict[str, Any] = {
-        "numbering": numbering.value,
-        "colour": colour.value,
-        "me": shown_name(player, language),
-        "opponent": shown_name(opponent, language),
-        "names": [shown_name(table.players[0], language), shown_name(table.players[1], language)],
-        "seat": seat,
-        "status": table.status.value,
-        "rules": rules,
-        "score": table.score.points if seat == 0 else table.score.points[::-1],
-        "game_number": table.record.game_number,
-        "board": None,
-        "board_view": None,
-        "ids": None,
-        "next": _next_step(table, seat),
-        "example": None,
-        "winner": scoring.winner(table.score),
-        "service": config.service,
-        "reply_to": reply_address(config.service.address, table.token(seat)),
-        "clock": clocks.clock_view(table, seat, config, now),
-    }
+    points = table.score.points
+    view = GameView(
+        numbering=numbering.value,
+        colour=colour.value,
+        me=shown_name(player, language),
+        opponent=shown_name(opponent, language),
+        names=[shown_name(table.players[0], language), shown_name(table.players[1], language)],
+        seat=seat,
+        status=table.status.value,
+        rules=rules,
+        score=(points[0], points[1]) if seat == 0 else (points[1], points[0]),
+        game_number=table.record.game_number,
+        next=_next_step(table, seat),
+        winner=scoring.winner(table.score),
+        service=config.service,
+        reply_to=reply_address(config.service.address, table.token(seat)),
+        clock=clocks.clock_view(table, seat, config, now),
+    )
     if game is None:
         return view
-    if view["next"] == "move":
+    example = None
+    if view.next == "move":
         plays = legal_plays(game.board, game.dice) if game.dice else {}
         if plays:
             first = sorted(plays.values())[-1]
-            view["example"] = format_play(game.board, first, numbering, colour)
-    view["dice"] = game.dice
-    view["cube"] = game.cube
-    view["offered"] = game.cube * (4 if game.beavered else 2)
-    view["beaver_allowed"] = rules.beaver and not game.beavered
-    view["crawford"] = game.crawford
-    view["ids"] = {"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))}
+            example = format_play(game.board, first, numbering, colour)
     board = game.board if game.seat == seat else game.board.swap()
     # The score before this game, except after the last game, when the final score stands.
     points = table.score.points if table.status is MatchStatus.FINISHED else game.score
@@ -336,9 +333,18 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> dict[st
         ),
         last_move=_last_move(game, seat),
     )
-    view["board"] = render_text_board(board_view, language)
-    view["board_view"] = board_view
-    return view
+    return replace(
+        view,
+        example=example,
+        dice=game.dice,
+        cube=game.cube,
+        offered=game.cube * (4 if game.beavered else 2),
+        beaver_allowed=rules.beaver and not game.beavered,
+        crawford=game.crawford,
+        ids={"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))},
+        board=render_text_board(board_view, language),
+        board_view=board_view,
+    )
 
 
 def _last_move(game: game_rules.Game, seat: int) -> LastMove | None:

@@ -34,8 +34,9 @@ from pbem.config import Config
 from pbem.mail.composing import compose, parse_game_message_id
 from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail,
                                subject_text)
+from pbem.render.views import Notice
 from pbem.service import account, clocks, invitations, play
-from pbem.service.conversation import Conversation
+from pbem.service.conversation import Answering, Conversation
 from pbem.service.dice import SECURE_DICE, DiceRoller
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import utc_now
@@ -77,9 +78,10 @@ def handle_mail(
         inbound.state, inbound.reason = InboundState.IGNORED, "mail from the service itself"
         return
     sender = invitations.player_for(session, mail.sender)
-    talk = Conversation(session, config, sender, mail, dice, now or utc_now())
+    talk = Conversation(session, config, sender, Answering(mail.message_id, tuple(mail.references)), dice,
+                        now or utc_now())
     if mail.too_large:
-        talk.say_template("too_large", limit=config.limits.max_mail_bytes // 1000)
+        talk.say_template(Notice.TOO_LARGE, limit=config.limits.max_mail_bytes // 1000)
     else:
         _run(talk, mail)
     send_letters(talk)
@@ -123,7 +125,7 @@ def _run(talk: Conversation, mail: IncomingMail) -> None:
         talk.news_of(found[0])
         found[0].add_to_thread(found[1], mail.message_id)
         if stale and any(isinstance(command, _GAME_COMMANDS) for command in parsed):
-            talk.say_template("older_mail", table)
+            talk.say_template(Notice.OLDER_MAIL, table)
     if confirmation is not None:
         parsed = _confirm(talk, confirmation, parsed, mail)
     unproven = [command for command in parsed if isinstance(command, _NEEDS_PROOF) and not proven]
@@ -133,7 +135,7 @@ def _run(talk: Conversation, mail: IncomingMail) -> None:
     if unproven:
         _ask_for_confirmation(talk, _lines_needing_proof(mail))
     if not parsed and confirmation is None:
-        talk.say_template("nothing_to_do_game" if table is not None else "nothing_to_do", table)
+        talk.say_template(Notice.NOTHING_TO_DO_GAME if table is not None else Notice.NOTHING_TO_DO, table)
 
 
 def _confirm(talk: Conversation, confirmation: AccountConfirmation, parsed: list[commands.Command],
@@ -143,7 +145,7 @@ def _confirm(talk: Conversation, confirmation: AccountConfirmation, parsed: list
     confirmation.confirmed_at = talk.now
     talk.session.add(confirmation)
     if mail.new_text.strip() and not any(isinstance(command, commands.Confirm) for command in parsed):
-        talk.say_template("not_confirmed", commands=confirmation.commands)
+        talk.say_template(Notice.NOT_CONFIRMED, commands=confirmation.commands)
         return [command for command in parsed if not isinstance(command, commands.Note)]
     held = [command for line in confirmation.commands for command in commands.parse_commands(line)]
     return _once_each([*held, *(command for command in parsed if not isinstance(command, commands.Confirm))])
@@ -186,7 +188,7 @@ def _ask_for_confirmation(talk: Conversation, lines: list[str]) -> None:
     assert talk.sender.id is not None
     talk.session.add(AccountConfirmation(token=token, player_id=talk.sender.id, commands=lines, created_at=talk.now))
     talk.reply_token = token
-    talk.say_template("confirm_account", commands=lines)
+    talk.say_template(Notice.CONFIRM_ACCOUNT, commands=lines)
 
 
 def safe_note(text: str, service_address: str, tokens: Collection[str] = ()) -> str:
@@ -230,11 +232,11 @@ def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | N
             if answered is not None and answered.token != token:
                 other = table_for_token(talk.session, answered.token)
                 if other is not None and other[0].players[other[1]].id == talk.sender.id:
-                    talk.say_template("two_games_named")  # answers one game, addressed to another
+                    talk.say_template(Notice.TWO_GAMES_NAMED)  # answers one game, addressed to another
                     return None
             return table, seat
         log.warning("token of match %s used by %s, who does not hold it", table.id, talk.sender.address)
-        talk.say_template("foreign_token")
+        talk.say_template(Notice.FOREIGN_TOKEN)
         return None
     return None
 
@@ -264,7 +266,7 @@ def _dispatch(
             text = safe_note(text, talk.config.service.address, _tokens_of(talk.session, talk.sender))
             if table is not None and seat is not None and text:
                 table.leave_note(1 - seat, text)
-                talk.say_template("note_passed_on", table, opponent=table.players[1 - seat].display_name)
+                talk.say_template(Notice.NOTE_PASSED_ON, table, opponent=table.players[1 - seat].display_name)
         case commands.CommandError(code=code, details=details):
             talk.error(code, details, table, seat or 0)
         case commands.Invite():
@@ -274,13 +276,13 @@ def _dispatch(
             (invitations.accept if isinstance(command, commands.Accept) else invitations.decline)(talk, table, seat)
         case commands.Rematch():
             if table is None or seat is None:
-                talk.say_template("no_game_named")
+                talk.say_template(Notice.NO_GAME_NAMED)
             else:
                 invitations.rematch(talk, table, seat)
         case commands.Accept() | commands.Decline() | commands.Move() | commands.Roll() | commands.Double() \
                 | commands.Take() | commands.Drop() | commands.Beaver() | commands.Resign() | commands.Remis():
             if table is None or seat is None:
-                talk.say_template("no_game_named")
+                talk.say_template(Notice.NO_GAME_NAMED)
                 account.list_games(talk)
             elif not stale:
                 play.apply_game_command(talk, table, seat, command)

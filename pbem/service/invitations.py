@@ -17,6 +17,7 @@ from sqlmodel import Session, col, select
 from pbem import commands
 from pbem.addresses import is_person_address
 from pbem.mail.reading import new_token
+from pbem.render.views import EventKind, Notice
 from pbem.rules import scoring
 from pbem.service import assistant
 from pbem.service.conversation import Conversation
@@ -92,7 +93,7 @@ def _settle_refused(talk: Conversation, options: commands.GameOptions, table: Ta
     """``settle`` needs bgsage for the settlement: without it, the invitation is refused now,
     not a game lost on time later."""
     if options.settle and not assistant.available(talk.config):
-        talk.say_template("settle_unavailable", table)
+        talk.say_template(Notice.SETTLE_UNAVAILABLE, table)
         return True
     return False
 
@@ -101,25 +102,25 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
     """``invite ADDRESS [format] [options]``: a new match waiting for the friend's answer."""
     address = command.address.lower()
     if address == talk.sender.address:
-        talk.say_template("cannot_invite_yourself")
+        talk.say_template(Notice.CANNOT_INVITE_YOURSELF)
         return
     if is_service_address(address, talk.config.service.address):
-        talk.say_template("cannot_invite_service")
+        talk.say_template(Notice.CANNOT_INVITE_SERVICE)
         return
     if not is_person_address(address):
-        talk.say_template("invitee_not_a_person", address=address[:80])
+        talk.say_template(Notice.INVITEE_NOT_A_PERSON, address=address[:80])
         return
     limit = talk.config.limits.invitations_per_day
     if limit and _matches_opened_in_a_day(talk, MatchRecord.player0_id == talk.sender.id) >= limit:
-        talk.say_template("invitation_limit", limit=limit, address=address)
+        talk.say_template(Notice.INVITATION_LIMIT, limit=limit, address=address)
         return
     invitee = player_for(talk.session, address)
     received = talk.config.limits.invitations_received_per_day
     if received and _matches_opened_in_a_day(talk, MatchRecord.player1_id == invitee.id) >= received:
-        talk.say_template("invitee_limit", limit=received, address=address)
+        talk.say_template(Notice.INVITEE_LIMIT, limit=received, address=address)
         return
     if invitee.refuses_invitations:
-        talk.say_template("invitee_refuses", address=address)
+        talk.say_template(Notice.INVITEE_REFUSES, address=address)
         return
     if _settle_refused(talk, command.options):
         return
@@ -161,42 +162,42 @@ def _open_match(
     talk.session.add(record)
     talk.session.flush()
     table = Table.load(talk.session, record)
-    talk.event(table, "invited", 0, rules=rules.to_dict(), settle=options.settle)
+    talk.event(table, EventKind.INVITED, 0, rules=rules.to_dict(), settle=options.settle)
     return table
 
 
 def accept(talk: Conversation, table: Table, seat: int) -> None:
     """The invited player accepts: the first game starts with the opening roll."""
     if seat != 1:
-        talk.say_template("not_invited", table)
+        talk.say_template(Notice.NOT_INVITED, table)
         return
     table.record.status = MatchStatus.RUNNING
-    talk.event(table, "accepted", seat)
+    talk.event(table, EventKind.ACCEPTED, seat)
     start_game(talk, table)
     advance(talk, table)
 
 
 def decline(talk: Conversation, table: Table, seat: int) -> None:
     if seat != 1:
-        talk.say_template("not_invited", table)
+        talk.say_template(Notice.NOT_INVITED, table)
         return
     table.record.status = MatchStatus.DECLINED
     table.record.finished_at = utc_now()
-    talk.event(table, "declined", seat)
+    talk.event(table, EventKind.DECLINED, seat)
 
 
 def rematch(talk: Conversation, table: Table, seat: int) -> None:
     """The same again with the same opponent, as a new invitation from the one who asks."""
     if table.status is not MatchStatus.FINISHED:
-        talk.say_template("match_not_over", table)
+        talk.say_template(Notice.MATCH_NOT_OVER, table)
         return
     opponent = table.players[1 - seat]
     if opponent.refuses_invitations:
-        talk.say_template("invitee_refuses", table, address=opponent.address)
+        talk.say_template(Notice.INVITEE_REFUSES, table, address=opponent.address)
         return
     options = _invitation_options(table.score.rules, table.record.options)
     if assistant.is_assistant(opponent) and not assistant.available(talk.config):
-        talk.say_template("assistant_unavailable", table)
+        talk.say_template(Notice.ASSISTANT_UNAVAILABLE, table)
         return
     if _settle_refused(talk, options, table):
         return
@@ -204,5 +205,5 @@ def rematch(talk: Conversation, table: Table, seat: int) -> None:
     if assistant.is_assistant(opponent):
         accept(talk, new_table, 1)
         return
-    talk.say_template("rematch_sent", table, opponent=opponent.display_name)
+    talk.say_template(Notice.REMATCH_SENT, table, opponent=opponent.display_name)
     talk.news_of(new_table)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pbem import assistant as pbem_assistant
 from pbem import commands
 from pbem.mail.composing import Attachment
+from pbem.render.views import EventKind, Notice
 from pbem.rules import game as rules
 from pbem.rules import matfile, scoring
 from pbem.rules.moves import IllegalPlay
@@ -31,7 +32,7 @@ def apply_game_command(talk: Conversation, table: Table, seat: int, command: Gam
     """Apply one game command of ``seat``; a refused one is explained to the sender only."""
     game = table.game
     if table.status is not MatchStatus.RUNNING or game is None:
-        talk.say_template("match_not_running", table)
+        talk.say_template(Notice.MATCH_NOT_RUNNING, table)
         return
     try:
         table.game = _apply(talk, table, seat, game, command)
@@ -48,35 +49,35 @@ def _apply(talk: Conversation, table: Table, seat: int, game: rules.Game, comman
             steps = parse_play(text, table.numbering(seat), Colour.of_seat(seat))
             after = rules.play(game, seat, steps)
             played = after.record[len(game.record)].play or ()
-            talk.event(table, "moved", seat, plays=play_texts(game.board, played, seat))
+            talk.event(table, EventKind.MOVED, seat, plays=play_texts(game.board, played, seat))
             return after
         case commands.Roll():
             return _roll(talk, table, game, seat)
         case commands.Double():
             after = rules.double(game, seat)
-            talk.event(table, "doubled", seat, cube=game.cube * 2)
+            talk.event(table, EventKind.DOUBLED, seat, cube=game.cube * 2)
             return after
         case commands.Take() | commands.Accept() if double_pending or isinstance(command, commands.Take):
             after = rules.take(game, seat)
-            talk.event(table, "took", seat, cube=after.cube)
+            talk.event(table, EventKind.TOOK, seat, cube=after.cube)
             return after
         case commands.Drop() | commands.Decline() if double_pending or isinstance(command, commands.Drop):
             after = rules.drop(game, seat)
-            talk.event(table, "dropped", seat, cube=game.cube)
+            talk.event(table, EventKind.DROPPED, seat, cube=game.cube)
             return after
         case commands.Accept() | commands.Decline():
             raise rules.RuleError("no_double_pending")
         case commands.Beaver():
             after = rules.beaver(game, seat)
-            talk.event(table, "beavered", seat, cube=after.cube * 2)
+            talk.event(table, EventKind.BEAVERED, seat, cube=after.cube * 2)
             return after
         case commands.Resign():
             after = rules.resign(game, seat)
-            talk.event(table, "resigned", seat)
+            talk.event(table, EventKind.RESIGNED, seat)
             return after
         case commands.Remis():
             after = rules.offer_draw(game, seat)
-            talk.event(table, "draw_agreed" if after.phase is rules.Phase.OVER else "draw_offered", seat)
+            talk.event(table, EventKind.DRAW_AGREED if after.phase is rules.Phase.OVER else EventKind.DRAW_OFFERED, seat)
             return after
     raise AssertionError(f"not a game command: {command!r}")
 
@@ -84,7 +85,7 @@ def _apply(talk: Conversation, table: Table, seat: int, game: rules.Game, comman
 def _roll(talk: Conversation, table: Table, game: rules.Game, seat: int) -> rules.Game:
     dice = talk.dice.roll()
     after = rules.roll(game, seat, dice)
-    talk.event(table, "cannot_move" if after.turn_was_passed else "rolled", seat, dice=list(dice))
+    talk.event(table, EventKind.CANNOT_MOVE if after.turn_was_passed else EventKind.ROLLED, seat, dice=list(dice))
     return after
 
 
@@ -113,7 +114,7 @@ def _assistant_answers(talk: Conversation, table: Table) -> bool:
     assert game is not None
     if command is assistant.DECLINE_DRAW:
         table.game = rules.decline_draw(game, seat)
-        talk.event(table, "draw_declined", seat)
+        talk.event(table, EventKind.DRAW_DECLINED, seat)
     else:
         assert isinstance(command, GameCommand)
         table.game = _apply(talk, table, seat, game, command)
@@ -126,9 +127,9 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     assert game is not None and game.result is not None
     result = game.result
     if result.winner is None:
-        talk.event(table, "game_drawn", None)
+        talk.event(table, EventKind.GAME_DRAWN, None)
     else:
-        talk.event(table, "game_won", result.winner, kind=int(result.kind or 1), points=result.points,
+        talk.event(table, EventKind.GAME_WON, result.winner, kind=int(result.kind or 1), points=result.points,
                    ending=result.ending.value)
     talk.session.add(FinishedGame(match_id=table.id, number=table.record.game_number, game=game.to_dict()))
     talk.session.flush()
@@ -150,7 +151,7 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
 def _finish_match(talk: Conversation, table: Table) -> None:
     table.record.status = MatchStatus.FINISHED
     table.record.finished_at = utc_now()
-    talk.event(table, "match_over", scoring.winner(table.score), points=list(table.score.points))
+    talk.event(table, EventKind.MATCH_OVER, scoring.winner(table.score), points=list(table.score.points))
     games = table.finished_games(talk.session)
     names = (table.players[0].display_name, table.players[1].display_name)
     text = matfile.match_text(games, names)
@@ -165,7 +166,7 @@ def _queue_review(talk: Conversation, table: Table, game: rules.Game, totals: bo
         return
     talk.session.add(ReviewJob(match_id=table.id, game_number=table.record.game_number, game=game.to_dict(),
                                totals=totals, created_at=talk.now))
-    talk.event(table, "review_follows", None, totals=totals)
+    talk.event(table, EventKind.REVIEW_FOLLOWS, None, totals=totals)
 
 
 def start_game(talk: Conversation, table: Table) -> None:
@@ -177,5 +178,5 @@ def start_game(talk: Conversation, table: Table) -> None:
         if game is not None:
             break
     table.game = game
-    talk.event(table, "game_started", game.seat, number=table.record.game_number, opening=list(opening),
+    talk.event(table, EventKind.GAME_STARTED, game.seat, number=table.record.game_number, opening=list(opening),
                crawford=game.crawford)

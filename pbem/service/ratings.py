@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
+from pbem.render.views import EventKind, Notice
 from pbem.rules import rating, scoring
 from pbem.service.assistant import is_assistant
 from pbem.service.conversation import Conversation
@@ -56,7 +57,7 @@ def record_result(talk: Conversation, table: Table, result: scoring.Result, matc
         setattr(player, rating_field, new.rating)
         setattr(player, experience_field, new.experience)
         talk.session.add(player)
-    talk.event(table, "ratings_changed", winner, kind=kind.value,
+    talk.event(table, EventKind.RATINGS_CHANGED, winner, kind=kind.value,
                ratings=[[old.rating, new.rating] for old, new in zip(before, after)])
 
 
@@ -85,4 +86,4 @@ def standings(session: Session, player: Player, kind: rating.RatingKind, top: in
 def list_ratings(talk: Conversation, table: Table | None) -> None:
     """``ratings`` / ``rangliste``: both lists and the sender's places."""
     lists = [standings(talk.session, talk.sender, kind) for kind in rating.RatingKind]
-    talk.say_template("ratings_list", table, lists=lists)
+    talk.say_template(Notice.RATINGS_LIST, table, lists=lists)

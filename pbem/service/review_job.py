@@ -42,6 +42,7 @@ from pbem import assistant as pbem_assistant
 from pbem.assistant import review
 from pbem.config import Config
 from pbem.periodic import PeriodicJob
+from pbem.render.views import EventKind
 from pbem.rules.game import Game
 from pbem.service.assistant import is_assistant
 from pbem.service.conversation import Conversation, last_mail_of
@@ -187,9 +188,9 @@ def finish(engine: Engine, config: Config, job_id: int, result: dict[str, Any], 
         table = Table.load(session, record)
         seat = next(seat for seat in (0, 1) if not is_assistant(table.players[seat]))
         talk = Conversation(session, config, table.players[seat], last_mail_of(table, seat), SECURE_DICE, now)
-        talk.event(table, "game_review", None, number=job.game_number, **result)
+        talk.event(table, EventKind.GAME_REVIEW, None, number=job.game_number, **result)
         if job.totals and len(reviews) > 1:
-            talk.event(table, "match_review", None, **review.combine(reviews))
+            talk.event(table, EventKind.MATCH_REVIEW, None, **review.combine(reviews))
         send_letters(talk)
         log.info("review of match %s, game %s mailed", job.match_id, job.game_number)
         return True

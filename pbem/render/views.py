@@ -1,0 +1,121 @@
+"""What the letters are made of, typed: the names of the notices and events the templates word
+(``notices.txt``, ``events.txt``), and the view of a game a letter shows.
+
+The service says what happened with these names and fills a :class:`GameView`; the templates
+turn them into words.  ``tests/render/test_views.py`` checks every name against the templates
+of both languages, so a missing text fails a test, never a player's mail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from enum import StrEnum
+from typing import Any
+
+from pbem.config import ServiceConfig
+from pbem.render.text_board import BoardView
+from pbem.rules.scoring import MatchRules
+
+
+class Notice(StrEnum):
+    """A text for the sender alone (a macro of ``notices.txt``)."""
+
+    NOTHING_TO_DO = "nothing_to_do"
+    NOTHING_TO_DO_GAME = "nothing_to_do_game"
+    CANNOT_INVITE_YOURSELF = "cannot_invite_yourself"
+    CANNOT_INVITE_SERVICE = "cannot_invite_service"
+    INVITEE_REFUSES = "invitee_refuses"
+    INVITATION_LIMIT = "invitation_limit"
+    INVITEE_NOT_A_PERSON = "invitee_not_a_person"
+    INVITEE_LIMIT = "invitee_limit"
+    CONFIRM_ACCOUNT = "confirm_account"
+    NOT_CONFIRMED = "not_confirmed"
+    TWO_GAMES_NAMED = "two_games_named"
+    REMATCH_SENT = "rematch_sent"
+    TOO_LARGE = "too_large"
+    OLDER_MAIL = "older_mail"
+    FOREIGN_TOKEN = "foreign_token"
+    NOTE_PASSED_ON = "note_passed_on"
+    NO_GAME_NAMED = "no_game_named"
+    NOT_INVITED = "not_invited"
+    MATCH_NOT_OVER = "match_not_over"
+    MATCH_NOT_RUNNING = "match_not_running"
+    ASSISTANT_UNAVAILABLE = "assistant_unavailable"
+    SETTLE_UNAVAILABLE = "settle_unavailable"
+    MOVE_REMINDER = "move_reminder"
+    BANK_REMINDER = "bank_reminder"
+    VACATION_CONFIRMED = "vacation_confirmed"
+    VACATION_REFUSED = "vacation_refused"
+    RATINGS_LIST = "ratings_list"
+    LANGUAGE_SET = "language_set"
+    NUMBERING_SET = "numbering_set"
+    STOP_CONFIRMED = "stop_confirmed"
+    GAMES_LIST = "games_list"
+    HELP = "help"
+    HELP_SHORT = "help_short"
+
+
+class EventKind(StrEnum):
+    """Something that happened in a match, told to both seats (a macro of ``events.txt``)."""
+
+    INVITED = "invited"
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+    GAME_STARTED = "game_started"
+    ROLLED = "rolled"
+    CANNOT_MOVE = "cannot_move"
+    MOVED = "moved"
+    DOUBLED = "doubled"
+    TOOK = "took"
+    DROPPED = "dropped"
+    BEAVERED = "beavered"
+    RESIGNED = "resigned"
+    DRAW_OFFERED = "draw_offered"
+    DRAW_AGREED = "draw_agreed"
+    DRAW_DECLINED = "draw_declined"
+    GAME_DRAWN = "game_drawn"
+    GAME_WON = "game_won"
+    TIMED_OUT = "timed_out"
+    SETTLED = "settled"
+    SETTLE_FAILED = "settle_failed"
+    RATINGS_CHANGED = "ratings_changed"
+    MATCH_OVER = "match_over"
+    GAME_REVIEW = "game_review"
+    REVIEW_FOLLOWS = "review_follows"
+    MATCH_REVIEW = "match_review"
+
+
+@dataclass(frozen=True)
+class GameView:
+    """Everything a game letter shows, from one seat's side; the fields are the names the game
+    templates use.  The fields after ``clock`` are None (False) while no game is on the board."""
+
+    numbering: str
+    colour: str
+    me: str
+    opponent: str
+    names: list[str]
+    seat: int
+    status: str
+    rules: MatchRules
+    score: tuple[int, int]
+    game_number: int
+    next: str
+    """What the letter asks of the seat (a key of the ``next`` texts in ``game.txt``)."""
+    winner: int | None
+    service: ServiceConfig
+    reply_to: str
+    clock: dict[str, Any] | None
+    example: str | None = None
+    board: str | None = None
+    board_view: BoardView | None = None
+    ids: dict[str, str] | None = None
+    dice: tuple[int, int] | None = None
+    cube: int | None = None
+    offered: int | None = None
+    beaver_allowed: bool = False
+    crawford: bool = False
+
+    def template_context(self) -> dict[str, Any]:
+        """The fields by name, for the templates (not deep-copied, unlike ``dataclasses.asdict``)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
