@@ -52,7 +52,7 @@ from post_office import LoadedDice, Player
 from sqlmodel import Session, select
 
 from pbem.config import Config, load_config
-from pbem.daemon.scheduler import PeriodicJob
+from pbem.periodic import PeriodicJob
 from pbem.mail.local_client import compose_reply
 from pbem.service.review_job import in_process, review_job, run_reviews
 from pbem.store.game_records import MatchStatus, ReviewJob

@@ -17,7 +17,7 @@ from pbem.rules.scoring import Format, MatchRules
 from pbem.service import clocks
 from pbem.service.tables import Table
 from pbem.store.db import head_revision, schema_revision
-from pbem.store.game_records import MatchRecord, Player
+from pbem.store.game_records import MatchRecord, Player, ReviewJob
 from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 EXIT_NEEDS_OPERATOR = 1
@@ -111,4 +111,10 @@ def status_report(session: Session, out: TextIO) -> int:
     for attempt in attempts:
         print(f"  interrupted {attempt.message_id}: started {attempt.attempts} time(s), last at "
               f"{attempt.started_at:%Y-%m-%d %H:%M} UTC", file=out)
+    waiting = session.exec(select(ReviewJob.id).where(col(ReviewJob.done_at).is_(None))).all()
+    reviews_given_up = session.exec(select(ReviewJob).where(col(ReviewJob.done_at).is_not(None),
+                                                            ReviewJob.error != "")).all()
+    print(f"reviews: {len(waiting)} waiting, {len(reviews_given_up)} given up", file=out)
+    for job in reviews_given_up:
+        print(f"  given up: match {job.match_id}, game {job.game_number}: {job.error}", file=out)
     return EXIT_NEEDS_OPERATOR if given_up or shunted else 0

@@ -31,7 +31,8 @@ from post_office import LoadedDice, PostOffice
 
 from pbem.config import Config
 from pbem.daemon.pipeline import MailPipeline
-from pbem.daemon.scheduler import Daemon, PeriodicJob
+from pbem.daemon.scheduler import Daemon
+from pbem.periodic import PeriodicJob
 from pbem.mail.imap import ImapSource
 from pbem.mail.smtp import SmtpSink
 from pbem.service import handle_mail

@@ -8,6 +8,7 @@ and the move mails of other games are answered while it computes.
 from __future__ import annotations
 
 import asyncio
+import io
 import threading
 import time
 from datetime import timedelta
@@ -18,8 +19,10 @@ import pytest
 from post_office import LoadedDice, Player, PostOffice, invite_and_accept, recipient, text_of
 from sqlmodel import Session, select
 
-from pbem.daemon.scheduler import Daemon, PeriodicJob
+from pbem.daemon.scheduler import Daemon
+from pbem.periodic import PeriodicJob
 from pbem.mail.local_client import deliver_to_maildir
+from pbem.service.reports import status_report
 from pbem.service.review_job import CLAIM_LEASE, MAX_ATTEMPTS, claim, finish, in_process, review_of, run_reviews
 from pbem.store.db import utc_now
 from pbem.store.game_records import MatchStatus, ReviewJob
@@ -104,6 +107,10 @@ def test_a_review_that_keeps_failing_is_given_up_without_a_mail(config) -> None:
         assert job.attempts == attempt and "bgsage fell over" in job.error
         assert (job.done_at is not None) == (attempt == MAX_ATTEMPTS)
     assert office.review() == []
+    out = io.StringIO()
+    with Session(office.engine) as session:
+        status_report(session, out)
+    assert "reviews: 0 waiting, 1 given up" in out.getvalue() and "bgsage fell over" in out.getvalue()
 
 
 class _DaemonOffice(PostOffice):
