@@ -13,7 +13,7 @@ import asyncio
 import random
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.message import EmailMessage
 from email.utils import parseaddr
 from functools import partial
@@ -221,6 +221,24 @@ class Player:
 def is_confirmation(mail: EmailMessage) -> bool:
     """A mail asking to confirm held commands (its token belongs to no game)."""
     return token_of(mail) is not None and ("Please confirm" in text_of(mail) or "Bitte bestätigen" in text_of(mail))
+
+
+def set_game(office: PostOffice, match_id: int, **changes: object) -> None:
+    """Change the stored game of a match (a board, the cube) as a test arranges a position."""
+    with Session(office.engine) as session:
+        record = session.get(MatchRecord, match_id)
+        assert record is not None and record.game is not None
+        record.game = replace(Game.from_dict(record.game), **changes).to_dict()
+        session.add(record)
+        session.commit()
+
+
+def side(points: dict[int, int]) -> tuple[int, ...]:
+    """A side of a Position from {point: checkers} in its owner's numbering (no bar)."""
+    checkers = [0] * 25
+    for point, count in points.items():
+        checkers[point - 1] += count
+    return tuple(checkers)
 
 
 def recipient(mail: EmailMessage) -> str:

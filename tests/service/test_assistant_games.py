@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import pytest
-from post_office import LoadedDice, Player, PostOffice, attachment, recipient, text_of
-from sqlmodel import Session
+from post_office import LoadedDice, Player, PostOffice, attachment, recipient, set_game, side, text_of
 
 import pbem.assistant
-from pbem.rules.game import Game
 from pbem.rules.position import Position
-from pbem.store.game_records import MatchRecord, MatchStatus
+from pbem.store.game_records import MatchStatus
 
 
 def _play_out(office: PostOffice, anna: Player, max_steps: int = 1500) -> None:
@@ -70,31 +67,14 @@ def test_a_match_to_3_against_the_assistant_is_played_to_the_end(config) -> None
     assert "Your turn" in str(sent[-1]["Subject"])
 
 
-def _set_board(office: PostOffice, board: Position) -> None:
-    """Put Anna (on turn, seat 0) into ``board``, keeping the record so her mail stays current."""
-    with Session(office.engine) as session:
-        record = session.get(MatchRecord, office.table().id)
-        assert record is not None and record.game is not None
-        record.game = replace(Game.from_dict(record.game), board=board).to_dict()
-        session.add(record)
-        session.commit()
-
-
-def _side(points: dict[int, int]) -> tuple[int, ...]:
-    side = [0] * 25
-    for point, count in points.items():
-        side[point - 1] += count
-    return tuple(side)
-
-
 @pytest.mark.parametrize(("anna_ahead", "drawn"), [(True, True), (False, False)])
 def test_the_assistant_accepts_a_draw_only_when_it_is_behind(config, anna_ahead: bool, drawn: bool) -> None:
     office = PostOffice(config, LoadedDice(script=[(6, 1)]))
     anna = Player(office, "anna@example.org", "Anna")
     anna.write("play assistant")
     assert "Your turn (6-1)" in str(anna.last["Subject"])
-    strong, weak = _side({1: 2}), _side({6: 5, 5: 5, 4: 5})
-    _set_board(office, Position(strong, weak) if anna_ahead else Position(weak, strong))
+    strong, weak = side({1: 2}), side({6: 5, 5: 5, 4: 5})
+    set_game(office, office.table().id, board=Position(strong, weak) if anna_ahead else Position(weak, strong))
     anna.reply("$remis")
     game = office.table().game
     assert game is not None

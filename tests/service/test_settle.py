@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from post_office import LoadedDice, Player, PostOffice, acts, invite_and_accept, recipient, text_of
-from sqlmodel import Session
+from post_office import LoadedDice, Player, PostOffice, acts, invite_and_accept, recipient, set_game, side, text_of
 
 import pbem.assistant
 from pbem import commands
@@ -17,7 +15,7 @@ from pbem.rules.position import Position
 from pbem.rules.scoring import Ending, Format
 from pbem.service import handle_mail
 from pbem.service.clock_job import check_clocks
-from pbem.store.game_records import MatchRecord, MatchStatus
+from pbem.store.game_records import MatchStatus
 
 T0 = datetime(2030, 3, 1, 12, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -115,26 +113,10 @@ def test_a_timeout_near_the_start_is_settled_by_the_equity_as_a_draw(office) -> 
             f"gerundet auf ganze Punkte: remis.") in german
 
 
-def _set_board(office: PostOffice, match_id: int, board: Position, cube: int) -> None:
-    with Session(office.engine) as session:
-        record = session.get(MatchRecord, match_id)
-        assert record is not None and record.game is not None
-        record.game = replace(Game.from_dict(record.game), board=board, cube=cube, cube_owner=1).to_dict()
-        session.add(record)
-        session.commit()
-
-
-def _side(points: dict[int, int]) -> tuple[int, ...]:
-    side = [0] * 25
-    for point, count in points.items():
-        side[point - 1] += count
-    return tuple(side)
-
-
 def test_a_hopeless_timeout_in_money_play_is_settled_to_the_nearest_point_times_the_cube(office) -> None:
     anna, ben, match_id = _start(office, "invite ben@example.org money clock 1d/0d settle")
     # Ben (on roll) has all fifteen checkers on his six point; Anna bears off her last two next turn.
-    _set_board(office, match_id, Position(_side({6: 15}), _side({1: 2})), cube=2)
+    set_game(office, match_id, board=Position(side({6: 15}), side({1: 2})), cube=2, cube_owner=1)
     before, after = _time_out(office, match_id)
     assert before.phase is Phase.ROLL_OR_DOUBLE and before.cube_owner == 1  # his cube, but no double: far behind
     engine = pbem.assistant.engine(office.config.assistant.plies)
