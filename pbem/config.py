@@ -17,7 +17,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -162,8 +163,9 @@ class _MailServer(_Table):
 
     @model_validator(mode="before")
     @classmethod
-    def _defaults_and_password(cls, values: Any) -> Any:
-        """Exactly one of `password`, `password_env`, `password_file` becomes the password."""
+    def _defaults_and_password(cls, values: Any, info: ValidationInfo) -> Any:
+        """Exactly one of `password`, `password_env`, `password_file` becomes the password (read
+        only when the command needs the mail servers: see :func:`load_config`)."""
         if not isinstance(values, dict):
             return values
         values = dict(values)
@@ -179,7 +181,8 @@ class _MailServer(_Table):
             source = values.pop(key)
             if not isinstance(source, str):
                 raise KeyProblem(key, f"must be a string, got {source!r}")
-            values["password"] = SecretStr(_read_password(key, source))
+            read = not (info.context or {}).get("without_mail_secrets")
+            values["password"] = SecretStr(_read_password(key, source) if read else "")
         elif given and isinstance(values["password"], str):
             values["password"] = SecretStr(values["password"])
         return values
@@ -378,20 +381,24 @@ KEYS = {name: tuple(key for key in model.model_fields if key != "password") + (
 """Every key of every table, as the config file spells them."""
 
 
-def load_config(path: Path | None) -> Config:
-    """Read and validate the config file, or return the embedded default when `path` is None."""
+def load_config(path: Path | None, mail_secrets: bool = True) -> Config:
+    """Read and validate the config file, or return the embedded default when `path` is None.
+
+    ``mail_secrets=False`` leaves the passwords of `password_env` and `password_file` unread (empty),
+    for commands that only use the database: an operator's shell need not hold them.
+    """
     if path is None:
-        return _build({}, EMBEDDED_DEFAULT)
+        return _build({}, EMBEDDED_DEFAULT, mail_secrets)
     try:
         document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the config file: {exc.strerror}") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-    return _build(document, str(path))
+    return _build(document, str(path), mail_secrets)
 
 
-def _build(document: dict[str, Any], source: str) -> Config:
+def _build(document: dict[str, Any], source: str, mail_secrets: bool = True) -> Config:
     for name, value in document.items():
         if name not in _TABLES:
             raise ConfigError(f"{source}: [{name}]: unknown table (known: {', '.join(_TABLES)})")
@@ -400,7 +407,8 @@ def _build(document: dict[str, Any], source: str) -> Config:
     try:
         service = ServiceConfig.model_validate(document.get("service", {}))
         database = {"url": f"sqlite:///{service.data_dir / 'pbem.db'}", **document.get("database", {})}
-        return Config.model_validate({**document, "database": database, "source": source})
+        return Config.model_validate({**document, "database": database, "source": source},
+                                     context={"without_mail_secrets": not mail_secrets})
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source)) from None
 

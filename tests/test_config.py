@@ -166,3 +166,12 @@ def test_parse_duration():
     assert parse_duration("90m") == timedelta(minutes=90)
     with pytest.raises(ValueError):
         parse_duration("3w")
+
+
+def test_commands_that_use_only_the_database_need_no_mail_passwords(tmp_path, monkeypatch):
+    monkeypatch.delenv("PBEM_SURELY_UNSET_VARIABLE", raising=False)
+    path = write(tmp_path, "[imap]\nhost = 'h'\nusername = 'u'\npassword_env = 'PBEM_SURELY_UNSET_VARIABLE'\n")
+    with pytest.raises(ConfigError, match="not set"):
+        load_config(path)
+    config = load_config(path, mail_secrets=False)
+    assert config.imap is not None and config.imap.password.get_secret_value() == ""

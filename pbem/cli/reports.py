@@ -20,7 +20,7 @@ EXIT_NOT_FOUND = 1
 
 def report(args: argparse.Namespace) -> int:
     """0; 1 for an unknown game (export) or a mail that needs the operator (status)."""
-    config = config_of(args.config)
+    config = config_of(args.config, mail_secrets=False)
     engine = database_of(config)
     out = sys.stdout
     try:

@@ -6,8 +6,8 @@ import argparse
 import asyncio
 from functools import partial
 
-from pbem.cli.loading import UsageError, config_of
-from pbem.daemon.scheduler import configure_logging, serve as run_daemon
+from pbem.cli.loading import UsageError, config_of, database_of
+from pbem.daemon.scheduler import AlreadyServing, configure_logging, serve as run_daemon
 from pbem.service import handle_mail, periodic_jobs
 from pbem.store.db import SchemaError
 
@@ -15,8 +15,9 @@ from pbem.store.db import SchemaError
 def serve(args: argparse.Namespace) -> int:
     configure_logging()
     config = config_of(args.config)
+    database_of(config).dispose()  # a database that cannot be used ends the start with one line
     try:
         asyncio.run(run_daemon(config, partial(handle_mail, config=config), periodic_jobs(config)))
-    except SchemaError as exc:
+    except (SchemaError, AlreadyServing) as exc:
         raise UsageError(str(exc)) from None
     return 0

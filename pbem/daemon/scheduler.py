@@ -8,10 +8,13 @@ hand is finished, nothing new is started, and `serve` returns.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from datetime import datetime, timedelta, timezone
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -123,9 +126,36 @@ class Daemon:
         await self.pipeline.flush_outbox()
 
 
+class AlreadyServing(Exception):
+    """Another `pbem serve` holds the SQLite database: a second daemon on one SQLite file is refused."""
+
+
+@contextmanager
+def _sqlite_daemon_lock(config: Config) -> Iterator[None]:
+    """On SQLite, one daemon per database file: an exclusive lock on ``FILE.serve-lock`` for as long
+    as the daemon runs (the kernel drops it when the process dies).  Several daemons need PostgreSQL."""
+    url = make_url(config.database.url)
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        yield
+        return
+    path = Path(url.database).with_name(Path(url.database).name + ".serve-lock")
+    with open(path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AlreadyServing(f"another pbem serve is running on {url.database} (lock {path}); "
+                                 "several daemons need PostgreSQL") from None
+        yield
+
+
 async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = ()) -> None:
     """Run `handler` on the mail of `config`, and `jobs`, until SIGTERM/SIGINT (the CLI wires in
     the game service; tests may wire in another handler)."""
+    with _sqlite_daemon_lock(config):
+        await _serve(config, handler, jobs)
+
+
+async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob]) -> None:
     engine = make_engine(config.database.url)
     create_schema(engine)
     source = open_inbound_source(config)

@@ -162,7 +162,10 @@ def _open_match(
     talk.session.add(record)
     talk.session.flush()
     table = Table.load(talk.session, record)
-    talk.event(table, EventKind.INVITED, 0, rules=rules.to_dict(), settle=options.settle)
+    game_config = talk.config.game
+    talk.event(table, EventKind.INVITED, 0, rules=rules.to_dict(), settle=options.settle, rated=options.rated,
+               move_clock=options.move_clock or game_config.move_clock,
+               time_bank=game_config.time_bank if options.time_bank is None else options.time_bank)
     return table
 
 

@@ -113,7 +113,7 @@ def head_revision() -> str:
     return head
 
 
-def _known_revisions() -> set[str]:
+def known_revisions() -> set[str]:
     return {script.revision for script in ScriptDirectory(str(MIGRATIONS)).walk_revisions()}
 
 
@@ -151,7 +151,7 @@ def create_schema(engine: Engine) -> None:
             command.stamp(_alembic(connection), head)
         elif current == head:
             return
-        elif current not in _known_revisions():
+        elif current not in known_revisions():
             raise SchemaError(f"the database has schema revision {current}, newer than this program's "
                               f"{head}; upgrade pbem")
         else:
@@ -166,7 +166,7 @@ def upgrade_schema(engine: Engine) -> tuple[str | None, str]:
         _lock(connection)
         before = schema_revision(connection)
         head = head_revision()
-        if before is not None and before not in _known_revisions():
+        if before is not None and before not in known_revisions():
             raise SchemaError(f"the database has schema revision {before}, newer than this program's "
                               f"{head}; upgrade pbem")
         if before is None:

@@ -155,3 +155,13 @@ def test_commands_report_a_bad_config_file(tmp_path, capsys, command):
     bad.write_text("[service]\nlanguage = 'fr'\n")
     assert main([*command, "--config", str(bad)]) == 2
     assert f"{bad}: [service] language" in capsys.readouterr().err
+
+
+def test_an_unusable_database_ends_a_command_with_one_line(tmp_path, capsys):
+    (tmp_path / "garbage.db").write_text("hello")
+    config = tmp_path / "pbem.toml"
+    config.write_text(f'[database]\nurl = "sqlite:///{tmp_path / "garbage.db"}"\n', encoding="utf-8")
+    for command in (["games"], ["status"], ["db", "status"], ["db", "upgrade"], ["serve"]):
+        assert main([*command, "--config", str(config)]) == 2, command
+        error = capsys.readouterr().err.strip()
+        assert error.endswith("file is not a database") and "\n" not in error, error

@@ -13,6 +13,7 @@ from email.parser import BytesParser
 from email.policy import default as default_policy
 from pathlib import Path
 
+import pytest
 from sqlmodel import select
 
 from pbem.mail.local_client import deliver_to_maildir
@@ -129,3 +130,17 @@ def _applied_ids(engine) -> list[str]:
 def _all_sent(engine) -> bool:
     with session_scope(engine) as session:
         return all(row.sent_at is not None for row in session.exec(select(OutboundMail)).all())
+
+
+@pytest.mark.sqlite_only
+def test_a_second_daemon_on_one_sqlite_database_refuses_to_start(config, config_file):
+    process = start_daemon(config_file, "echo")
+    try:
+        wait_until(lambda: (config.inbox_dir / "new").is_dir(), 20, "the daemon to start")
+        second = subprocess.run([sys.executable, "-m", "pbem.cli", "serve", "--config", str(config_file)],
+                                capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2
+        assert "another pbem serve is running" in second.stderr and "PostgreSQL" in second.stderr
+    finally:
+        status, _, output = stop(process)
+    assert status == 0, output
