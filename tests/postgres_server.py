@@ -9,7 +9,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 BIN = Path("/usr/lib/postgresql/15/bin")
