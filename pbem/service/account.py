@@ -88,7 +88,7 @@ def take_vacation(talk: Conversation, days: int, table: Table | None) -> None:
     for running in tables_of(talk.session, sender, (MatchStatus.RUNNING,)):
         seat = running.seat_of(sender)
         assert seat is not None
-        clocks.pause(running.record, seat, pause, talk.config)
+        clocks.pause(running, seat, pause, talk.config)
         talk.session.add(running.record)
     talk.say_template(Notice.VACATION_CONFIRMED, table, days=days, until=clocks.moment(sender.vacation_until),
                       left=allowance - used - days)

@@ -85,7 +85,8 @@ def _settled(talk: Conversation, table: Table, seat: int) -> rules.Game | None:
 
 
 def _alarm(session: Session, record: MatchRecord, config: Config, now: datetime, dice: DiceRoller) -> None:
-    running = clocks.running_clock(record, config)
+    table = Table.load(session, record)
+    running = clocks.running_clock(table, config)
     seat = record.clock_seat
     due = None if running is None or seat is None else due_alarm(running, record.alarms_given, now)
     if running is None or seat is None or due is None:  # changed since the query: look again later
@@ -93,7 +94,6 @@ def _alarm(session: Session, record: MatchRecord, config: Config, now: datetime,
         session.add(record)
         return
     index, alarm = due
-    table = Table.load(session, record)
     talk = Conversation(session, config, table.players[seat], last_mail_of(table, seat), dice, now)
     if alarm is Alarm.TIMEOUT:
         assert table.game is not None

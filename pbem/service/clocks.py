@@ -25,19 +25,20 @@ def move_clock_of(record: MatchRecord, config: Config) -> timedelta:
     return config.game.move_clock if seconds is None else timedelta(seconds=seconds)
 
 
-def bank_of(record: MatchRecord, seat: int, config: Config) -> timedelta:
+def bank_of(table: Table, seat: int, config: Config) -> timedelta:
     """What is left of ``seat``'s time bank as of its clock's last start (the full bank before)."""
-    seconds = record.bank0 if seat == 0 else record.bank1
+    seconds = table.seats[seat].bank
     if seconds is None:
-        seconds = record.options.get("time_bank")
+        seconds = table.record.options.get("time_bank")
     return config.game.time_bank if seconds is None else timedelta(seconds=seconds)
 
 
-def running_clock(record: MatchRecord, config: Config) -> Clock | None:
+def running_clock(table: Table, config: Config) -> Clock | None:
     """The clock of the seat that must act, or None when no clock runs."""
+    record = table.record
     if record.clock_seat is None or record.clock_started_at is None:
         return None
-    return Clock(record.clock_started_at, move_clock_of(record, config), bank_of(record, record.clock_seat, config))
+    return Clock(record.clock_started_at, move_clock_of(record, config), bank_of(table, record.clock_seat, config))
 
 
 def sync(table: Table, config: Config, now: datetime) -> None:
@@ -53,38 +54,39 @@ def sync(table: Table, config: Config, now: datetime) -> None:
     stamp = list(table.stamp)
     if acting is not None and record.clock_seat == acting and record.clock_stamp == stamp:
         return
-    running = running_clock(record, config)
+    running = running_clock(table, config)
     if running is not None and record.clock_seat is not None:
-        _set_bank(record, record.clock_seat, time_left(running, now)[1])
+        table.seats[record.clock_seat].bank = time_left(running, now)[1].total_seconds()
     record.clock_seat, record.clock_stamp, record.alarms_given = acting, stamp, 0
     if acting is None:
         record.clock_started_at = record.deadline_at = None
         return
     vacation = table.players[acting].vacation_until
     record.clock_started_at = max(now, vacation) if vacation is not None else now
-    _set_deadline(record, config)
+    _set_deadline(table, config)
 
 
-def pause(record: MatchRecord, seat: int, days: timedelta, config: Config) -> None:
+def pause(table: Table, seat: int, days: timedelta, config: Config) -> None:
     """``seat`` takes ``days`` of vacation: if their clock runs, it starts that much later.
 
     A clock that starts during the vacation starts at its end (:func:`sync`), so together the
     vacation is never counted against the player.
     """
+    record = table.record
     if record.clock_seat != seat or record.clock_started_at is None:
         return
     record.clock_started_at += days
-    _set_deadline(record, config)
+    _set_deadline(table, config)
 
 
 def clock_view(table: Table, seat: int, config: Config, now: datetime) -> dict[str, Any] | None:
     """Both clocks as ``seat`` sees them, for the game mail; None when no clock runs."""
     record = table.record
-    running = running_clock(record, config)
+    running = running_clock(table, config)
     if running is None or record.clock_seat is None:
         return None
     move_left, bank_left = time_left(running, now)
-    banks = [bank_of(record, each, config) for each in (0, 1)]
+    banks = [bank_of(table, each, config) for each in (0, 1)]
     banks[record.clock_seat] = bank_left
     paused = table.players[record.clock_seat].vacation_until
     return {
@@ -103,14 +105,7 @@ def moment(when: datetime) -> str:
     return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _set_bank(record: MatchRecord, seat: int, left: timedelta) -> None:
-    if seat == 0:
-        record.bank0 = left.total_seconds()
-    else:
-        record.bank1 = left.total_seconds()
-
-
-def _set_deadline(record: MatchRecord, config: Config) -> None:
-    running = running_clock(record, config)
+def _set_deadline(table: Table, config: Config) -> None:
+    running = running_clock(table, config)
     assert running is not None
-    record.deadline_at = next_alarm_at(running, record.alarms_given)
+    table.record.deadline_at = next_alarm_at(running, table.record.alarms_given)

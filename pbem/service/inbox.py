@@ -27,7 +27,7 @@ from email.policy import default as default_policy
 from functools import partial
 from urllib.parse import unquote
 
-from sqlmodel import Session, or_, select
+from sqlmodel import Session, select
 
 from pbem import commands
 from pbem.config import Config
@@ -40,7 +40,7 @@ from pbem.service.conversation import Answering, Conversation
 from pbem.service.dice import SECURE_DICE, DiceRoller
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import utc_now
-from pbem.store.game_records import AccountConfirmation, MatchRecord, MatchStatus, Player
+from pbem.store.game_records import AccountConfirmation, MatchStatus, Player, Seat
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail, queue_mail
 
 log = logging.getLogger(__name__)
@@ -211,9 +211,7 @@ def safe_note(text: str, service_address: str, tokens: Collection[str] = ()) -> 
 
 def _tokens_of(session: Session, player: Player) -> list[str]:
     """Every game token ever given to ``player``."""
-    records = session.exec(select(MatchRecord.player0_id, MatchRecord.token0, MatchRecord.token1)
-                           .where(or_(MatchRecord.player0_id == player.id, MatchRecord.player1_id == player.id)))
-    return [token0 if player_id == player.id else token1 for player_id, token0, token1 in records]
+    return list(session.exec(select(Seat.token).where(Seat.player_id == player.id)).all())
 
 
 def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | None:

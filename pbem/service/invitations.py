@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from typing import Any
-
+from sqlalchemy import and_
+from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
 from pbem import commands
@@ -24,7 +24,7 @@ from pbem.service.conversation import Conversation
 from pbem.service.play import advance, start_game
 from pbem.service.tables import Table
 from pbem.store.db import utc_now
-from pbem.store.game_records import MatchRecord, MatchStatus, Player
+from pbem.store.game_records import MatchRecord, MatchStatus, Player, Seat
 
 
 def player_for(session: Session, address: str) -> Player:
@@ -111,12 +111,12 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
         talk.say_template(Notice.INVITEE_NOT_A_PERSON, address=address[:80])
         return
     limit = talk.config.limits.invitations_per_day
-    if limit and _matches_opened_in_a_day(talk, MatchRecord.player0_id == talk.sender.id) >= limit:
+    if limit and _matches_opened_in_a_day(talk, 0, talk.sender) >= limit:
         talk.say_template(Notice.INVITATION_LIMIT, limit=limit, address=address)
         return
     invitee = player_for(talk.session, address)
     received = talk.config.limits.invitations_received_per_day
-    if received and _matches_opened_in_a_day(talk, MatchRecord.player1_id == invitee.id) >= received:
+    if received and _matches_opened_in_a_day(talk, 1, invitee) >= received:
         talk.say_template(Notice.INVITEE_LIMIT, limit=received, address=address)
         return
     if invitee.refuses_invitations:
@@ -139,13 +139,18 @@ def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
     accept(talk, table, 1)
 
 
-def _matches_opened_in_a_day(talk: Conversation, which: Any) -> int:
-    """Invitations and rematches to people (not the Assistant) in the 24 hours before this mail,
-    sent by the sender or received by the invitee (``which``): the rate limits that keep the
+def _matches_opened_in_a_day(talk: Conversation, seat: int, player: Player) -> int:
+    """Invitations and rematches to people (not the Assistant) in the 24 hours before this mail
+    in which ``player`` holds ``seat`` (0: sent, 1: received): the rate limits that keep the
     service from mailing strangers in bulk, whoever forges the senders."""
     since = talk.now - timedelta(days=1)
-    query = (select(MatchRecord.id).join(Player, col(Player.id) == MatchRecord.player1_id)
-             .where(which, MatchRecord.created_at > since, Player.address != assistant.ADDRESS))
+    holder, invited = aliased(Seat), aliased(Seat)
+    query = (select(MatchRecord.id)
+             .join(holder, and_(col(holder.match_id) == MatchRecord.id, col(holder.number) == seat))
+             .join(invited, and_(col(invited.match_id) == MatchRecord.id, col(invited.number) == 1))
+             .join(Player, col(Player.id) == invited.player_id)
+             .where(holder.player_id == player.id, MatchRecord.created_at > since,
+                    Player.address != assistant.ADDRESS))
     return len(talk.session.exec(query).all())
 
 
@@ -155,11 +160,14 @@ def _open_match(
 ) -> Table:
     rules = match_rules(options, talk.config.game.cube_cap)
     assert players[0].id is not None and players[1].id is not None
-    record = MatchRecord(
-        player0_id=players[0].id, player1_id=players[1].id, token0=new_token(), token1=new_token(),
-        options=_options_document(options), score=scoring.Score(rules).to_dict(), rematch_of=rematch_of,
-    )
+    record = MatchRecord(options=_options_document(options), score=scoring.Score(rules).to_dict(),
+                         rematch_of=rematch_of)
     talk.session.add(record)
+    talk.session.flush()
+    assert record.id is not None
+    for number, player in enumerate(players):
+        assert player.id is not None
+        talk.session.add(Seat(match_id=record.id, number=number, player_id=player.id, token=new_token()))
     talk.session.flush()
     table = Table.load(talk.session, record)
     game_config = talk.config.game

@@ -51,7 +51,7 @@ def games_rows(session: Session, config: Config) -> list[list[str]]:
     for record in session.exec(select(MatchRecord).order_by(col(MatchRecord.id).desc())).all():
         table = Table.load(session, record)
         acting = record.clock_seat
-        running = clocks.running_clock(record, config)
+        running = clocks.running_clock(table, config)
         rows.append([
             str(table.id),
             f"{table.players[0].address} – {table.players[1].address}",

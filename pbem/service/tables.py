@@ -8,34 +8,39 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlmodel import Session, col, or_, select
+from sqlmodel import Session, col, select
 
 from pbem.rules.game import Game
 from pbem.rules.notation import Colour, Numbering
 from pbem.rules.scoring import Score
 from pbem.store.db import utc_now
-from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player
+from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player, Seat
 
 
 @dataclass
 class Table:
     record: MatchRecord
+    seats: tuple[Seat, Seat]
     players: tuple[Player, Player]
     score: Score
     game: Game | None
 
     @classmethod
     def load(cls, session: Session, record: MatchRecord) -> Table:
-        players = (session.get(Player, record.player0_id), session.get(Player, record.player1_id))
+        seats = session.exec(select(Seat).where(Seat.match_id == record.id).order_by(col(Seat.number))).all()
+        assert len(seats) == 2, f"match {record.id} has {len(seats)} seats"
+        players = (session.get(Player, seats[0].player_id), session.get(Player, seats[1].player_id))
         assert players[0] is not None and players[1] is not None
         game = Game.from_dict(record.game) if record.game is not None else None
-        return cls(record, (players[0], players[1]), Score.from_dict(record.score), game)
+        return cls(record, (seats[0], seats[1]), (players[0], players[1]), Score.from_dict(record.score), game)
 
     def save(self, session: Session) -> None:
         self.record.score = self.score.to_dict()
         self.record.game = self.game.to_dict() if self.game is not None else None
         self.record.updated_at = utc_now()
         session.add(self.record)
+        for seat in self.seats:
+            session.add(seat)
 
     @property
     def id(self) -> int:
@@ -53,39 +58,28 @@ class Table:
         return None
 
     def token(self, seat: int) -> str:
-        return self.record.token0 if seat == 0 else self.record.token1
+        return self.seats[seat].token
 
     def thread(self, seat: int) -> list[str]:
-        return self.record.thread0 if seat == 0 else self.record.thread1
+        return self.seats[seat].thread
 
     def add_to_thread(self, seat: int, message_id: str) -> None:
         """Remember ``message_id`` as the newest mail of the seat's thread (JSON lists are replaced,
         not mutated, so that the change is saved)."""
-        thread = [*self.thread(seat), message_id][-12:]
-        if seat == 0:
-            self.record.thread0 = thread
-        else:
-            self.record.thread1 = thread
+        self.seats[seat].thread = [*self.thread(seat), message_id][-12:]
 
     def take_notes(self, seat: int) -> list[str]:
         """The personal notes waiting for ``seat``, which are delivered now."""
-        notes = self.record.notes0 if seat == 0 else self.record.notes1
-        if seat == 0:
-            self.record.notes0 = []
-        else:
-            self.record.notes1 = []
+        notes, self.seats[seat].notes = self.seats[seat].notes, []
         return list(notes)
 
     def leave_note(self, for_seat: int, text: str) -> None:
         """Keep a note for ``for_seat``'s next mail; of many waiting, only the newest that fit in
         MAX_WAITING_NOTES_CHARS are kept, so no opponent can make that mail too big to deliver."""
-        notes = [*(self.record.notes0 if for_seat == 0 else self.record.notes1), text]
+        notes = [*self.seats[for_seat].notes, text]
         while len(notes) > 1 and sum(len(note) for note in notes) > MAX_WAITING_NOTES_CHARS:
             notes.pop(0)
-        if for_seat == 0:
-            self.record.notes0 = notes
-        else:
-            self.record.notes1 = notes
+        self.seats[for_seat].notes = notes
 
     def numbering(self, seat: int) -> Numbering:
         return Numbering(self.players[seat].numbering)
@@ -117,19 +111,19 @@ MAX_WAITING_NOTES_CHARS = 4000
 
 def table_for_token(session: Session, token: str) -> tuple[Table, int] | None:
     """The match a game token belongs to, and the seat it was given to."""
-    record = session.exec(
-        select(MatchRecord).where(or_(MatchRecord.token0 == token, MatchRecord.token1 == token))
-    ).first()
-    if record is None:
+    seat = session.exec(select(Seat).where(Seat.token == token)).first()
+    record = None if seat is None else session.get(MatchRecord, seat.match_id)
+    if seat is None or record is None:
         return None
-    return Table.load(session, record), 0 if record.token0 == token else 1
+    return Table.load(session, record), seat.number
 
 
 def tables_of(session: Session, player: Player, statuses: tuple[MatchStatus, ...]) -> list[Table]:
     """The player's matches in the given states, oldest first."""
     records = session.exec(
         select(MatchRecord)
-        .where(or_(MatchRecord.player0_id == player.id, MatchRecord.player1_id == player.id))
+        .join(Seat, col(Seat.match_id) == MatchRecord.id)
+        .where(Seat.player_id == player.id)
         .where(col(MatchRecord.status).in_([status.value for status in statuses]))
         .order_by(col(MatchRecord.id))
     ).all()

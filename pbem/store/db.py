@@ -161,20 +161,43 @@ def create_schema(engine: Engine) -> None:
 
 def upgrade_schema(engine: Engine) -> tuple[str | None, str]:
     """``pbem db upgrade``: bring the database to the newest revision, keeping every row;
-    returns (the revision before, the revision now)."""
-    with engine.begin() as connection:
-        _lock(connection)
-        before = schema_revision(connection)
-        head = head_revision()
-        if before is not None and before not in known_revisions():
-            raise SchemaError(f"the database has schema revision {before}, newer than this program's "
-                              f"{head}; upgrade pbem")
-        if before is None:
-            import_model_modules()
-            SQLModel.metadata.create_all(connection)
-            command.stamp(_alembic(connection), head)
-        else:
-            if MigrationContext.configure(connection).get_current_revision() is None:
-                command.stamp(_alembic(connection), before)  # a database of pbem before migrations
-            command.upgrade(_alembic(connection), "head")
-        return before, head
+    returns (the revision before, the revision now).
+
+    On SQLite a migration may rebuild a table others refer to, which SQLite allows only with its
+    foreign key checks off (they cannot be switched inside a transaction); they are checked
+    once before the migration commits, and switched on again after it.
+    """
+    with engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
+        try:
+            with connection.begin():
+                result = _upgrade(connection)
+                if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall():
+                    raise SchemaError("the upgraded database would break a reference between its tables; "
+                                      "nothing was changed")
+            return result
+        finally:
+            if sqlite:
+                connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                connection.commit()
+
+
+def _upgrade(connection: Connection) -> tuple[str | None, str]:
+    _lock(connection)
+    before = schema_revision(connection)
+    head = head_revision()
+    if before is not None and before not in known_revisions():
+        raise SchemaError(f"the database has schema revision {before}, newer than this program's "
+                          f"{head}; upgrade pbem")
+    if before is None:
+        import_model_modules()
+        SQLModel.metadata.create_all(connection)
+        command.stamp(_alembic(connection), head)
+    else:
+        if MigrationContext.configure(connection).get_current_revision() is None:
+            command.stamp(_alembic(connection), before)  # a database of pbem before migrations
+        command.upgrade(_alembic(connection), "head")
+    return before, head

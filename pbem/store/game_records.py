@@ -60,19 +60,14 @@ class MatchStatus(StrEnum):
 class MatchRecord(SQLModel, table=True):
     """One invitation and everything played under it.
 
-    Seat 0 invited, seat 1 was invited (gnubg's players 0 and 1).  Each seat has its own
-    unguessable token (in the Reply-To address and the Message-IDs of its mails) and its own
-    mail thread, whose last Message-IDs are kept so that every mail threads under the previous.
+    Seat 0 invited, seat 1 was invited (gnubg's players 0 and 1); what belongs to a seat is a
+    :class:`Seat` row of its own.
     """
 
     __tablename__ = "matches"
 
     id: int | None = Field(default=None, primary_key=True)
     status: MatchStatus = Field(sa_type=Text, default=MatchStatus.INVITED, index=True)
-    player0_id: int = Field(foreign_key="players.id", index=True)
-    player1_id: int = Field(foreign_key="players.id", index=True)
-    token0: str = Field(sa_type=Text, unique=True, index=True)
-    token1: str = Field(sa_type=Text, unique=True, index=True)
     options: dict[str, Any] = Field(sa_type=JSON, default_factory=dict)
     """The invitation's options beyond the rules (rated, clocks, language)."""
     score: dict[str, Any] = Field(sa_type=JSON)
@@ -80,11 +75,6 @@ class MatchRecord(SQLModel, table=True):
     game: dict[str, Any] | None = Field(sa_type=JSON, default=None)
     """``pbem.rules.game.Game.to_dict()`` of the game in progress or the last one played."""
     game_number: int = 0
-    thread0: list[str] = Field(sa_type=JSON, default_factory=list)
-    thread1: list[str] = Field(sa_type=JSON, default_factory=list)
-    notes0: list[str] = Field(sa_type=JSON, default_factory=list)
-    """Personal notes waiting for seat 0 (written by seat 1), sent with seat 0's next mail."""
-    notes1: list[str] = Field(sa_type=JSON, default_factory=list)
     rematch_of: int | None = Field(default=None, foreign_key="matches.id")
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     updated_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
@@ -94,14 +84,30 @@ class MatchRecord(SQLModel, table=True):
     clock_started_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
     clock_stamp: list[int] | None = Field(sa_type=JSON, default=None)
     """The ``Table.stamp`` the clock was started for: a new stamp is a new turn."""
-    bank0: float | None = None
-    """Seconds left in seat 0's time bank when its clock last started (None: not started yet)."""
-    bank1: float | None = None
     alarms_given: int = 0
     """How many of the running clock's alarms (``pbem.rules.clock.alarms``) were given."""
     deadline_at: datetime | None = Field(sa_type=UTCDateTime, default=None, index=True)
     """The next alarm of the running clock; None unless running, so the clock job's indexed
     range scan never sees finished matches."""
+
+
+class Seat(SQLModel, table=True):
+    """One side of a match: its player, its unguessable token (in the Reply-To address and the
+    Message-IDs of its mails), its mail thread (the last Message-IDs, so that every mail threads
+    under the previous), the notes waiting for it and what is left of its time bank."""
+
+    __tablename__ = "seats"
+
+    match_id: int = Field(foreign_key="matches.id", primary_key=True)
+    number: int = Field(primary_key=True)
+    """0: the inviter, 1: the invited player (gnubg's players 0 and 1)."""
+    player_id: int = Field(foreign_key="players.id", index=True)
+    token: str = Field(sa_type=Text, unique=True, index=True)
+    thread: list[str] = Field(sa_type=JSON, default_factory=list)
+    notes: list[str] = Field(sa_type=JSON, default_factory=list)
+    """Personal notes waiting for this seat (written by the other), sent with its next mail."""
+    bank: float | None = None
+    """Seconds left in this seat's time bank when its clock last started (None: not started yet)."""
 
 
 class FinishedGame(SQLModel, table=True):

@@ -26,17 +26,22 @@ SCHEMA_2 = Path(__file__).resolve().parents[1] / "data" / "schema2" / "pbem.db"
 KEPT = {
     "players": "SELECT address, name, language, numbering, rating_casual, experience_casual, rating_match "
                "FROM players ORDER BY id",
-    "matches": "SELECT id, status, player0_id, player1_id, token0, token1, score, game, game_number, thread0, "
-               "thread1, deadline_at FROM matches ORDER BY id",
+    "matches": "SELECT id, status, score, game, game_number, deadline_at FROM matches ORDER BY id",
     "finished_games": "SELECT match_id, number, game FROM finished_games ORDER BY id",
     "inbound_mail": "SELECT message_id, sender, state, raw FROM inbound_mail ORDER BY id",
     "outbound_mail": "SELECT message_id, recipients, raw, sent_at FROM outbound_mail ORDER BY id",
 }
+SEATS_BEFORE = " UNION ALL ".join(
+    f"SELECT id, {n}, player{n}_id, token{n}, thread{n}, notes{n}, bank{n} FROM matches" for n in (0, 1)
+) + " ORDER BY 1, 2"
+SEATS_AFTER = "SELECT match_id, number, player_id, token, thread, notes, bank FROM seats ORDER BY 1, 2"
 
 
-def _rows(path: Path) -> dict[str, list[tuple]]:
+def _rows(path: Path, seats: str) -> dict[str, list[tuple]]:
     with sqlite3.connect(path) as database:
-        return {table: database.execute(query).fetchall() for table, query in KEPT.items()}
+        rows = {table: database.execute(query).fetchall() for table, query in KEPT.items()}
+        rows["seats"] = database.execute(seats).fetchall()
+        return rows
 
 
 def _differences_from_the_models(path: Path) -> list:
@@ -66,7 +71,7 @@ def old_database(tmp_path):
 @pytest.mark.sqlite_only
 def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_plays_on(old_database, capsys):
     path, config_file = old_database
-    before = _rows(path)
+    before = _rows(path, SEATS_BEFORE)
     assert all(before.values()), "the data file holds rows of every kind"
     for command in (["games"], ["serve"]):
         assert main([*command, "--config", str(config_file)]) == 2
@@ -74,7 +79,7 @@ def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_play
     assert main(["db", "status", "--config", str(config_file)]) == 1
     assert main(["db", "upgrade", "--config", str(config_file)]) == 0
     assert f"from revision 0002 to {head_revision()}" in capsys.readouterr().out
-    assert _rows(path) == before
+    assert _rows(path, SEATS_AFTER) == before
     assert main(["db", "status", "--config", str(config_file)]) == 0
     assert main(["db", "upgrade", "--config", str(config_file)]) == 0  # again: nothing to do
     assert _differences_from_the_models(path) == []
@@ -82,7 +87,7 @@ def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_play
     config = load_config(config_file)
     office = PostOffice(config, LoadedDice(seed=3))
     ben = Player(office, "ben@example.org", "Ben")
-    running_token = before["matches"][1][5]
+    running_token = next(token for match_id, number, _, token, *_ in before["seats"] if (match_id, number) == (2, 1))
     (answer,) = ben.post(compose_mail(ben.sender, f"backgammon+{running_token}@localhost", "Re: game", "board\n"))
     assert "Position ID:" in text_of(answer) and "Anna" in text_of(answer)
     old_mail = before["inbound_mail"][0]

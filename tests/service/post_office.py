@@ -34,7 +34,7 @@ from pbem.service import handle_mail
 from pbem.service.review_job import in_process, run_reviews
 from pbem.service.tables import Table
 from pbem.store.db import create_schema, make_engine
-from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player as PlayerRow
+from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player as PlayerRow, Seat
 from pbem.store.mail_records import InboundMail, OutboundMail
 
 _IDS = re.compile(r"^Position ID: (\S+)\nMatch ID: (\S+)$", re.MULTILINE)
@@ -137,7 +137,8 @@ class PostOffice:
     def snapshot(self) -> tuple:
         """Everything a mail may change in the game state, to show that it changed nothing."""
         with Session(self.engine) as session:
-            matches = [(m.status, m.score, m.game, m.game_number, m.notes0, m.notes1)
+            notes = {(seat.match_id, seat.number): seat.notes for seat in session.exec(select(Seat)).all()}
+            matches = [(m.status, m.score, m.game, m.game_number, notes[m.id, 0], notes[m.id, 1])
                        for m in session.exec(select(MatchRecord).order_by(MatchRecord.id)).all()]
             players = [(p.address, p.language, p.numbering)
                        for p in session.exec(select(PlayerRow).order_by(PlayerRow.id)).all()]
@@ -275,7 +276,9 @@ def check_answers(office: PostOffice, question: EmailMessage, sent: list[EmailMe
 
 def check_identifiers(office: PostOffice, mail: EmailMessage, token: str) -> None:
     """The mail's Position ID and Match ID are the stored game's, with the inviter as player 0."""
-    record = next((m for m in office.matches() if token in (m.token0, m.token1)), None)
+    with Session(office.engine) as session:
+        seat = session.exec(select(Seat).where(Seat.token == token)).first()
+        record = None if seat is None else session.get(MatchRecord, seat.match_id)
     if record is None:
         assert is_confirmation(mail), text_of(mail)
         return

@@ -27,7 +27,7 @@ from pbem.rules.scoring import MatchRules, Score
 from pbem.service import handle_mail, ratings
 from pbem.service.clock_job import check_clocks, due_matches_query
 from pbem.service.tables import Table
-from pbem.store.game_records import MatchRecord, MatchStatus
+from pbem.store.game_records import MatchRecord, MatchStatus, Seat
 from pbem.store.game_records import Player as PlayerRow
 
 T0 = datetime(2030, 3, 1, 12, tzinfo=UTC)
@@ -237,8 +237,9 @@ def test_unrated_games_change_no_rating(office, anna, ben):
 
 def test_games_against_the_assistant_are_not_rated():
     def table(address: str, rated: bool = True) -> Table:
-        record = MatchRecord(options={"rated": rated})
-        return Table(record, (PlayerRow(address="anna@example.org"), PlayerRow(address=address)),
+        record = MatchRecord(options={"rated": rated}, score={})
+        seats = (Seat(match_id=1, number=0, player_id=1, token="a"), Seat(match_id=1, number=1, player_id=2, token="b"))
+        return Table(record, seats, (PlayerRow(address="anna@example.org"), PlayerRow(address=address)),
                      Score(MatchRules()), None)
 
     assert ratings.is_rated(table("ben@example.org"))

@@ -212,7 +212,7 @@ def test_an_empty_reply_gets_the_board_and_a_friendly_word(office, anna, ben):
     opening(office, anna, ben)
     answer = refused(office, ben, "", "Your mail has no command or move I could carry out")
     assert "reply  roll  or  double" in text_of(answer)
-    assert office.table().record.notes0 == []
+    assert office.table().seats[0].notes == []
 
 
 def test_one_click_mailto_links_answer_an_invitation(office, anna, ben):

@@ -44,7 +44,7 @@ def test_no_reply_address_or_token_ever_reaches_the_opponent(opened_game, client
     anna_mail = next(mail for mail in sent if "anna@" in str(mail["To"]))
     assert "Good luck, Anna!" in text_of(anna_mail)
     assert "Position ID: " in text_of(anna_mail)
-    for note in table.record.notes0 + table.record.notes1:
+    for note in table.seats[0].notes + table.seats[1].notes:
         assert not TOKEN_SHAPE.search(note) and "backgammon" not in note.lower(), note
 
 
@@ -139,7 +139,7 @@ def test_notes_waiting_for_a_player_stay_bounded(opened_game):
     for number in range(40):
         ben.reply(f"{number}: " + "blah " * 390, to=ben.last_of(office.table().token(1)))
     table = office.table()
-    assert sum(len(note) for note in table.record.notes0) <= 4000 and table.record.notes0[-1].startswith("39:")
+    assert sum(len(note) for note in table.seats[0].notes) <= 4000 and table.seats[0].notes[-1].startswith("39:")
 
 
 def test_a_mail_answering_one_game_but_addressed_to_another_changes_nothing(opened_game):
@@ -163,7 +163,7 @@ def test_a_token_hidden_in_a_note_never_reaches_the_opponent(opened_game):
     for note in (f"mailto:backgammon%2B{token}@localhost", f"see {token[:13]}\n{token[13:]} there",
                  f"?q=1{token}2", f"backgammon+{token[:10]}=\n{token[10:]}@localhost"):
         ben.reply(f"Hi Anna\n{note}", to=ben.last_of(token))
-    for waiting in office.table().record.notes0:
+    for waiting in office.table().seats[0].notes:
         assert token not in waiting.replace("\n", "").replace("=", "")
 
 

@@ -35,7 +35,7 @@ def test_only_the_new_text_of_a_reply_is_applied(accepted_game, client):
     assert table.game is not None
     assert [action.kind for action in table.game.record] == [ActionKind.ROLL, ActionKind.MOVE]
     assert notes_in(ben.last, "Anna") == ["Good luck, Ben!"]
-    assert table.record.notes1 == [] and table.record.notes0 == []
+    assert table.seats[1].notes == [] and table.seats[0].notes == []
 
 
 def test_a_note_alone_waits_for_the_opponents_next_mail(accepted_game):
@@ -50,4 +50,4 @@ def test_a_note_alone_waits_for_the_opponents_next_mail(accepted_game):
     assert notes_in(anna.last, "Ben") == ["Nice opening!", "See you soon"]
     acts(office, ben, ben.next_command(1) or "")
     assert notes_in(anna.last, "Ben") == []  # delivered once
-    assert office.table().record.notes0 == []
+    assert office.table().seats[0].notes == []

@@ -50,5 +50,5 @@ def test_a_command_written_in_mutt_is_read_and_nothing_of_the_quote(config, tmp_
     sent = ben.post(message)
     game = office.table().game
     assert game is not None and game.dice == (6, 5), [text_of(mail) for mail in sent]
-    assert office.table().record.notes0 == []
+    assert office.table().seats[0].notes == []
     assert all("wrote" not in text_of(mail) for mail in sent)
