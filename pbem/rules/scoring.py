@@ -229,3 +229,8 @@ def money_balance(score: Score) -> tuple[int, int]:
     """What each seat has won (positive) or lost (negative): the point difference times the stake."""
     difference = (score.points[0] - score.points[1]) * score.rules.stake
     return difference, -difference
+
+
+def seen_from(points: tuple[int, int], seat: int) -> tuple[int, int]:
+    """Two seats' points as ``seat`` sees them: its own first."""
+    return (points[seat], points[1 - seat])

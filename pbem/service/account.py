@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from pbem import commands
 from pbem.render.views import Notice
+from pbem.rules import scoring
 from pbem.service import assistant, clocks, invitations, ratings
 from pbem.service.conversation import Conversation, shown_name
 from pbem.service.tables import Table, tables_of
@@ -62,7 +63,7 @@ def list_games(talk: Conversation, table: Table | None = None) -> None:
         rows.append({
             "opponent": shown_name(each.players[1 - seat], talk.language(talk.sender)),
             "rules": each.score.rules,
-            "score": each.score.points if seat == 0 else each.score.points[::-1],
+            "score": scoring.seen_from(each.score.points, seat),
             "status": each.status.value,
             "my_turn": (each.status is MatchStatus.INVITED and seat == 1)
             or (game is not None and game.to_act == seat),

@@ -294,7 +294,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         seat=seat,
         status=table.status.value,
         rules=rules,
-        score=(points[0], points[1]) if seat == 0 else (points[1], points[0]),
+        score=scoring.seen_from(points, seat),
         game_number=table.record.game_number,
         next=_next_step(table, seat),
         winner=scoring.winner(table.score),
@@ -313,7 +313,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
     board = game.board if game.seat == seat else game.board.swap()
     # The score before this game, except after the last game, when the final score stands.
     points = table.score.points if table.status is MatchStatus.FINISHED else game.score
-    score_points = points if seat == 0 else points[::-1]
+    score_points = scoring.seen_from(points, seat)
     board_view = BoardView(
         position=board,
         numbering=numbering,
