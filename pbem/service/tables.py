@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, col, select
 
+from pbem.mail.composing import MAX_REFERENCES
 from pbem.rules.game import Game
 from pbem.rules.notation import Colour, Numbering
 from pbem.rules.scoring import Score
@@ -66,7 +67,7 @@ class Table:
     def add_to_thread(self, seat: int, message_id: str) -> None:
         """Remember ``message_id`` as the newest mail of the seat's thread (JSON lists are replaced,
         not mutated, so that the change is saved)."""
-        self.seats[seat].thread = [*self.thread(seat), message_id][-12:]
+        self.seats[seat].thread = [*self.thread(seat), message_id][-MAX_REFERENCES:]
 
     def take_notes(self, seat: int) -> list[str]:
         """The personal notes waiting for ``seat``, which are delivered now."""
