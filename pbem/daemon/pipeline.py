@@ -3,7 +3,8 @@
 Inbox: a source message → its Message-ID → already processed? mark done at the source and stop →
 else, in one transaction, the InboundMail row and whatever the handler changes (state and
 OutboundMail rows) → commit → mark done. A handler that raises leaves no trace but a `failed`
-InboundMail row, and the message is shunted (mark_failed) so the next one can go on.
+InboundMail row, and the message is shunted (mark_failed) so the next one can go on; a database
+that is unreachable or busy (OperationalError) is no fault of the mail: it stays for the next round.
 
 Before a mail's transaction starts, an InboundAttempt row is committed and counted up; the
 transaction that applies the mail deletes it. A row left behind means the process died in that
@@ -28,7 +29,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlmodel import Session, col, select
 
 from pbem.mail.connecting import PermanentRefusal
@@ -144,6 +145,10 @@ class MailPipeline:
             if self._is_processed(message_id):  # another process applied the same mail meanwhile
                 return InboxResult(Outcome.ALREADY_DONE, message_id)
             return self._record_failure(raw, message_id, exc)
+        except (OperationalError, InterfaceError):
+            # The database went away or is busy: the mail stays in the inbox and is tried again
+            # (its attempt stays counted, so a mail that keeps failing this way is shunted too).
+            raise
         except Exception as exc:
             return self._record_failure(raw, message_id, exc)
 

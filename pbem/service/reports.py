@@ -21,6 +21,8 @@ from pbem.store.game_records import MatchRecord, Player, ReviewJob
 from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 EXIT_NEEDS_OPERATOR = 1
+NEXT_ALARMS = 5
+"""Clock alarms (reminders, timeouts) ``pbem status`` shows, the soonest first."""
 
 
 def match_file(session: Session, match_id: int) -> str | None:
@@ -115,6 +117,12 @@ def status_report(session: Session, out: TextIO) -> int:
     reviews_given_up = session.exec(select(ReviewJob).where(col(ReviewJob.done_at).is_not(None),
                                                             ReviewJob.error != "")).all()
     print(f"reviews: {len(waiting)} waiting, {len(reviews_given_up)} given up", file=out)
+    alarms = session.exec(select(MatchRecord).where(col(MatchRecord.deadline_at).is_not(None))
+                          .order_by(col(MatchRecord.deadline_at)).limit(NEXT_ALARMS)).all()
+    print(f"next clock alarms: {len(alarms) or 'none'}", file=out)
+    for record in alarms:
+        print(f"  match {record.id}: seat {record.clock_seat}'s clock at {record.deadline_at:%Y-%m-%d %H:%M} UTC",
+              file=out)
     for job in reviews_given_up:
         print(f"  given up: match {job.match_id}, game {job.game_number}: {job.error}", file=out)
     return EXIT_NEEDS_OPERATOR if given_up or shunted else 0

@@ -249,3 +249,22 @@ def test_an_answer_failing_past_give_up_after_is_given_up_and_never_blocks_the_o
     asyncio.run(pipeline.flush_outbox())
     with session_scope(engine) as session:
         assert session.get(OutboundMail, given_up.outbound_id).attempts == attempts  # never tried again
+
+
+def test_an_unreachable_database_leaves_the_mail_for_the_next_round(engine, config):
+    from sqlalchemy.exc import OperationalError
+
+    calls = []
+
+    def database_gone(session, raw, inbound):
+        calls.append(inbound.message_id)
+        if len(calls) == 1:
+            raise OperationalError("SELECT 1", {}, Exception("server closed the connection unexpectedly"))
+        echo_handlers.echo(session, raw, inbound)
+
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir), database_gone)
+    deliver(config.inbox_dir, "1.a", mail("hello", "<a@x>"))
+    assert asyncio.run(pipeline.read_inbox()) == []  # not shunted: nothing recorded as failed
+    assert [p.name for p in files(config.inbox_dir)] == ["1.a"] and not files(config.inbox_dir / FAILED_FOLDER)
+    assert [r.outcome for r in asyncio.run(pipeline.read_inbox())] == [Outcome.APPLIED]
+    assert calls == ["<a@x>", "<a@x>"]

@@ -262,6 +262,9 @@ def test_operator_commands_export_games_players(office, anna, ben, config_file, 
     assert listing[0].split() == ["id", "players", "format", "score", "status", "to", "act", "clock", "runs", "out"]
     assert listing[1].split() == ["1", "anna@example.org", "–", "ben@example.org", "match", "3", "0-0", "running",
                                   "ben@example.org", "2030-03-18", "12:00", "UTC"]
+    assert main(["status", "--config", str(config_file)]) == 0
+    status = capsys.readouterr().out
+    assert "next clock alarms: 1" in status and "match 1: seat 1's clock at 2030-03-" in status
     assert main(["export", "1", "--config", str(config_file)]) == 0
     running = capsys.readouterr().out
     assert running.startswith(" 3 point match\n") and "31: 8/5 6/5" in running
