@@ -447,7 +447,7 @@ def _body_text(message: EmailMessage, context: ReadingContext) -> str:
         if part.get_content_type() == "text/html":
             return html_to_text(text[:MAX_HTML_CHARS])
         if str(part.get_param("format", "")).lower() == "flowed":
-            return unflow(text, str(part.get_param("delsp", "")).lower() == "yes", context.is_command, context)
+            return unflow(text, context, str(part.get_param("delsp", "")).lower() == "yes")
         return text
     except _EMAIL_PACKAGE_ERRORS:
         return ""
@@ -467,15 +467,15 @@ def _decoded(part: Message) -> str:
     return payload.decode("cp1252", errors="replace")
 
 
-def unflow(text: str, delete_space: bool = False, is_command: Callable[[str], bool] = lambda line: False,
-           context: ReadingContext | None = None) -> str:
+def unflow(text: str, context: ReadingContext, delete_space: bool = False) -> str:
     """Join the soft line breaks of format=flowed (RFC 3676), keeping quote depths apart.
 
     A paragraph also ends after a command line, before a line that alone is a command, and
     before an attribution or header line: a client that leaves a space after ``accept`` (or
     after "Good luck!") must not glue it to the line below.  At most MAX_SCANNED_LINES lines.
     """
-    patterns = _Patterns(context or ReadingContext("", is_command=is_command))
+    patterns = _Patterns(context)
+    is_command = context.is_command
     paragraphs: list[tuple[int, list[str]]] = []
     joining = False
     for line in text.split("\n", MAX_SCANNED_LINES)[:MAX_SCANNED_LINES]:

@@ -106,9 +106,9 @@ def test_flowed_text_never_glues_a_command_to_the_line_below(delsp) -> None:
     mail = read_mail(_raw(body, content_type=f"text/plain; charset=utf-8; format=flowed{delsp}"), CONTEXT)
     assert mail.new_text == "annehmen"
     long_note = "This is a long \nnote that flows \nover three lines.\ntake \nThanks, \nBen\n"
-    assert unflow(long_note, is_command=is_command_line).splitlines()[:2] == [
+    assert unflow(long_note, CONTEXT).splitlines()[:2] == [
         "This is a long note that flows over three lines.", "take "]
-    assert unflow("Good luck, Anna! \nroll\n", is_command=is_command_line).splitlines()[:2] == [
+    assert unflow("Good luck, Anna! \nroll\n", CONTEXT).splitlines()[:2] == [
         "Good luck, Anna! ", "roll"]
 
 
