@@ -12,19 +12,32 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Text
+from sqlalchemy import JSON, Column, Integer, Text
 from sqlmodel import Field, SQLModel
 
 from pbem.rules.rating import START_RATING
 from pbem.store.db import UTCDateTime, utc_now
 
 
+def _version_column() -> Column[int]:
+    """A row's version, counted up by every write of it: SQLAlchemy writes ``WHERE version = the
+    version read`` and raises StaleDataError when another process changed the row meanwhile, so
+    no change is ever overwritten blindly (``pbem.daemon.pipeline`` applies the mail again)."""
+    return Column("version", Integer, nullable=False, server_default="1")
+
+
+_PLAYER_VERSION = _version_column()
+_MATCH_VERSION = _version_column()
+
+
 class Player(SQLModel, table=True):
     """Someone who wrote to the service or was invited; known by their address."""
 
     __tablename__ = "players"
+    __mapper_args__ = {"version_id_col": _PLAYER_VERSION}
 
     id: int | None = Field(default=None, primary_key=True)
+    version: int = Field(default=1, sa_column=_PLAYER_VERSION)
     address: str = Field(sa_type=Text, unique=True, index=True)
     name: str = Field(sa_type=Text, default="")
     language: str | None = Field(sa_type=Text, default=None)
@@ -65,8 +78,10 @@ class MatchRecord(SQLModel, table=True):
     """
 
     __tablename__ = "matches"
+    __mapper_args__ = {"version_id_col": _MATCH_VERSION}
 
     id: int | None = Field(default=None, primary_key=True)
+    version: int = Field(default=1, sa_column=_MATCH_VERSION)
     status: MatchStatus = Field(sa_type=Text, default=MatchStatus.INVITED, index=True)
     options: dict[str, Any] = Field(sa_type=JSON, default_factory=dict)
     """The invitation's options beyond the rules (rated, clocks, language)."""

@@ -39,6 +39,11 @@ class InboundMail(SQLModel, table=True):
     state: InboundState = Field(sa_type=Text, default=InboundState.APPLIED)
     reason: str = Field(sa_type=Text, default="")
     processed_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    match_id: int | None = Field(default=None, index=True)
+    """The match the mail was about, if any: its raw text is kept while the match runs."""
+    pruned_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    """When ``raw`` was emptied by the retention job (the row stays, so a re-delivered mail is
+    still recognised as applied)."""
 
 
 class OutboundMail(SQLModel, table=True):
@@ -56,6 +61,10 @@ class OutboundMail(SQLModel, table=True):
     attempts: int = 0
     next_attempt_at: datetime = Field(sa_type=UTCDateTime)
     last_error: str = Field(sa_type=Text, default="")
+    match_id: int | None = Field(default=None, index=True)
+    """The match the answer was about, if any: its raw text is kept while the match runs."""
+    pruned_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    """When ``raw`` was emptied by the retention job."""
 
 
 class InboundAttempt(SQLModel, table=True):
