@@ -17,6 +17,12 @@ from pbem.cli.loading import EXIT_USAGE, UsageError
 from pbem.cli.rules import RULES_LEGAL_HELP, rules_legal
 
 
+MATCH_STATES = ("invited", "running", "finished", "declined")
+"""``pbem.store.game_records.MatchStatus``, spelt out so that this module loads no database code."""
+GAMES_PAGE = 50
+"""How many matches ``pbem games`` lists unless ``--limit`` says otherwise."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``pbem`` command line; returns the exit status."""
     parser = _parser()
@@ -29,6 +35,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as problem:
         print(f"pbem {args.command}: {problem}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _positive(text: str) -> int:
+    number = int(text)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text}")
+    return number
 
 
 def _runs(module: str, function: str) -> Callable[[argparse.Namespace], int]:
@@ -63,12 +76,20 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of to stdout")
     for name, text in (
         ("status", "mail that needs the operator: failing or given-up answers, shunted mails; exit 1 if any"),
-        ("games", "list every game and match: players, format, score, status, whose turn"),
+        ("games", "list games and matches, newest first, a page at a time: players, format, score, status, "
+                  "whose turn"),
         ("players", "list every player: ratings, experience, vacation days this year"),
     ):
         command(name, "reports", "report", text)
     for name in ("export", "status", "games", "players"):
         commands.choices[name].set_defaults(report=name)
+    games = commands.choices["games"]
+    games.add_argument("--status", choices=MATCH_STATES, help="only matches in this state")
+    games.add_argument("--player", metavar="ADDRESS", help="only the matches of this player")
+    games.add_argument("--limit", type=_positive, default=GAMES_PAGE, metavar="N",
+                       help=f"list at most N matches (default {GAMES_PAGE}), newest first")
+    games.add_argument("--before", type=int, metavar="ID",
+                       help="only matches with a lower id: the next page, which the last line names")
 
     database = commands.add_parser("db", help="the database's schema: status, upgrade")
     database_commands = database.add_subparsers(title="db commands", metavar="COMMAND", required=True)

@@ -11,11 +11,25 @@ import sys
 
 from sqlmodel import Session
 
+from pbem.cli import GAMES_PAGE
 from pbem.cli.loading import config_of, database_of
-from pbem.service.reports import (games_rows, match_file, players_rows, status_report, write_table)
+from pbem.service.reports import (GamesWanted, games_rows, match_file, players_rows, status_report, write_table)
 from pbem.store.db import utc_now
+from pbem.store.game_records import MatchStatus
 
 EXIT_NOT_FOUND = 1
+
+
+def more_command(wanted: GamesWanted, before: int) -> str:
+    """The ``pbem games`` command that lists the next page: the same filters, older matches."""
+    words = ["pbem", "games", "--before", str(before)]
+    if wanted.status is not None:
+        words += ["--status", wanted.status.value]
+    if wanted.player is not None:
+        words += ["--player", wanted.player]
+    if wanted.limit != GAMES_PAGE:
+        words += ["--limit", str(wanted.limit)]
+    return " ".join(words)
 
 
 def report(args: argparse.Namespace) -> int:
@@ -28,7 +42,12 @@ def report(args: argparse.Namespace) -> int:
             if args.report == "status":
                 return status_report(session, out)
             if args.report == "games":
-                write_table(games_rows(session, config), out)
+                status = MatchStatus(args.status) if args.status is not None else None
+                wanted = GamesWanted(status, args.player, args.before, args.limit)
+                rows, more = games_rows(session, config, wanted)
+                write_table(rows, out)
+                if more is not None:
+                    print(f"more: {more_command(wanted, more)}", file=out)
             elif args.report == "players":
                 write_table(players_rows(session, utc_now()), out)
             else:

@@ -5,19 +5,23 @@ runs the server.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TextIO
+from typing import Any, TextIO, cast
 
+from sqlalchemy import and_
+from sqlalchemy.orm import QueryableAttribute, aliased, defer
 from sqlmodel import Session, col, select
+from sqlmodel.sql.expression import Select
 
 from pbem.config import Config
 from pbem.rules import matfile
 from pbem.rules.game import Phase
-from pbem.rules.scoring import Format, MatchRules
+from pbem.rules.scoring import Format, MatchRules, Score
 from pbem.service import clocks
 from pbem.service.tables import Table
 from pbem.store.db import head_revision, schema_revision
-from pbem.store.game_records import MatchRecord, Player, ReviewJob
+from pbem.store.game_records import MatchRecord, MatchStatus, Player, ReviewJob, Seat
 from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 EXIT_NEEDS_OPERATOR = 1
@@ -47,23 +51,70 @@ def format_name(rules: MatchRules) -> str:
     return "single"
 
 
-def games_rows(session: Session, config: Config) -> list[list[str]]:
-    """One row per match, newest first: id, players, format, score, status, who must act and until when."""
+@dataclass(frozen=True)
+class GamesWanted:
+    """Which matches ``pbem games`` lists: newest first, ``limit`` of them with an id below
+    ``before`` (the page after one that ended at ``before``), in one state, of one player."""
+
+    status: MatchStatus | None = None
+    player: str | None = None
+    before: int | None = None
+    limit: int = 50
+    """As ``pbem.cli.GAMES_PAGE``."""
+
+
+_GAME_COLUMN = cast(QueryableAttribute[Any], MatchRecord.game)
+
+
+def games_query(wanted: GamesWanted, player_id: int | None) -> Select[MatchRecord, Seat, Seat]:
+    """One indexed query for a page of matches with both seats, ``limit + 1`` rows (the last
+    one only shows that there are more): the primary key, ``ix_matches_status`` or
+    ``ix_seats_player_id`` find the rows, never a scan of every match; the game in progress,
+    the biggest column, is not read."""
+    seats = (aliased(Seat), aliased(Seat))
+    query = select(MatchRecord, seats[0], seats[1])
+    for number in (0, 1):
+        query = query.join(seats[number], and_(col(seats[number].match_id) == MatchRecord.id,
+                                               col(seats[number].number) == number))
+    if wanted.status is not None:
+        query = query.where(MatchRecord.status == wanted.status.value)
+    if player_id is not None:
+        query = query.where(col(MatchRecord.id).in_(select(Seat.match_id).where(Seat.player_id == player_id)))
+    if wanted.before is not None:
+        query = query.where(col(MatchRecord.id) < wanted.before)
+    return (query.options(defer(_GAME_COLUMN))
+            .order_by(col(MatchRecord.id).desc()).limit(wanted.limit + 1))
+
+
+def games_rows(session: Session, config: Config,
+               wanted: GamesWanted = GamesWanted()) -> tuple[list[list[str]], int | None]:
+    """One row per match wanted, newest first (id, players, format, score, status, who must act
+    and until when), under a header row; and the id to list on ``before``, None if no more."""
     rows = [["id", "players", "format", "score", "status", "to act", "clock runs out"]]
-    for record in session.exec(select(MatchRecord).order_by(col(MatchRecord.id).desc())).all():
-        table = Table.load(session, record)
+    player_id = None
+    if wanted.player is not None:
+        player_id = session.exec(select(Player.id).where(Player.address == wanted.player.lower())).first()
+        if player_id is None:
+            return rows, None
+    found = session.exec(games_query(wanted, player_id)).all()
+    ids = {seat.player_id for _, *seats in found for seat in seats}
+    players = {player.id: player for player in session.exec(select(Player).where(col(Player.id).in_(ids))).all()}
+    for record, seat0, seat1 in found[:wanted.limit]:
+        player0, player1 = players[seat0.player_id], players[seat1.player_id]
+        table = Table(record, (seat0, seat1), (player0, player1), Score.from_dict(record.score), None)
         acting = record.clock_seat
         running = clocks.running_clock(table, config)
         rows.append([
             str(table.id),
-            f"{table.players[0].address} – {table.players[1].address}",
+            f"{player0.address} – {player1.address}",
             format_name(table.score.rules) + ("" if record.options.get("rated", True) else ", unrated"),
             "{}-{}".format(*table.score.points),
             table.status.value,
             table.players[acting].address if acting is not None else "-",
             clocks.moment(running.timeout_at) if running is not None else "-",
         ])
-    return rows
+    more = found[wanted.limit - 1][0].id if len(found) > wanted.limit else None
+    return rows, more
 
 
 def players_rows(session: Session, now: datetime) -> list[list[str]]:
