@@ -19,6 +19,7 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
+from pbem.mail.policy import MAIL_POLICY
 from pbem.mail.reading import TOKEN_PATTERN, is_safe_message_id, reply_address
 
 MAX_REFERENCES = 12
@@ -102,7 +103,7 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
     ``multipart/mixed``.
     """
     domain = service_address.rpartition("@")[2]
-    message = EmailMessage()
+    message = EmailMessage(policy=MAIL_POLICY)
     message["From"] = Address(_one_line(service_name), addr_spec=service_address)
     message["To"] = Address(_one_line(letter.to_name), addr_spec=letter.to_address)
     if letter.token is not None:

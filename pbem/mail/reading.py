@@ -38,7 +38,6 @@ from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
-from email.policy import default as default_policy
 from html.parser import HTMLParser
 from typing import Any
 
@@ -46,6 +45,7 @@ from mailparser_reply.constants import GENERIC_MAIL_SEPARATOR, MAIL_LANGUAGES
 from mailparser_reply.parser import EmailMessage as ReplyParser
 
 from pbem.addresses import is_machine_address, is_plain_address
+from pbem.mail.policy import MAIL_POLICY
 
 TOKEN_PATTERN = r"[a-z2-7]{26}"
 """A game token: 128 random bits in lower-case base32 without padding."""
@@ -243,7 +243,7 @@ def read_mail(raw: bytes, service_address: str | ReadingContext) -> IncomingMail
     header_end = _header_end(raw)
     source = raw[:header_end] + b"\r\n\r\n" if too_large else raw[: header_end + MAX_PARSED_BODY_BYTES]
     try:
-        message = BytesParser(policy=default_policy).parsebytes(source)
+        message = BytesParser(policy=MAIL_POLICY).parsebytes(source)
     except _EMAIL_PACKAGE_ERRORS as error:
         raise UnreadableMail(f"the MIME structure cannot be read ({type(error).__name__})") from None
     _check_fields(message)
@@ -358,7 +358,7 @@ def sender_and_subject(raw: bytes) -> tuple[str, str]:
     """The From address and Subject for the record of any mail, even one that cannot be read:
     taken from the raw header, bounded, never failing."""
     try:
-        message = BytesParser(policy=default_policy).parsebytes(raw[: min(_header_end(raw), MAX_HEADER_BYTES)],
+        message = BytesParser(policy=MAIL_POLICY).parsebytes(raw[: min(_header_end(raw), MAX_HEADER_BYTES)],
                                                               headersonly=True)
         try:
             sender = _sender(message)[1]

@@ -11,13 +11,15 @@ The same view always gives the same bytes: the font is a fixed file (DejaVu Sans
 ``.ci/run`` installs, else the font Pillow ships), nothing depends on the time, and the PNG is
 written without metadata.  The parts that never change (the board with its points and labels,
 anti-aliased checker and dice sprites) are drawn once per process and pasted, which keeps a
-picture under ten milliseconds; a fixed palette keeps the file near 20 kB.
+picture under ten milliseconds; a fixed palette keeps the file near 20 kB.  A picture once
+drawn is kept (a bounded LRU keyed on the whole view and the language: the position, the
+marks of the last move, dice, cube, score and names), so a board shown again costs nothing.
 """
 
 from __future__ import annotations
 
 import io
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +67,27 @@ _CHECKERS = {Colour.WHITE: ((245, 241, 230), (60, 60, 60)), Colour.BLACK: ((40, 
 """Fill and rim of each colour's checkers; the viewer plays their own colour."""
 _SCALE = 4
 """Sprites are drawn this much larger and scaled down, for smooth edges."""
+PICTURES_KEPT = 256
+"""How many pictures :func:`render_board_png` keeps (about 25 kB each)."""
 
 
 def render_board_png(view: BoardView, language: str) -> bytes:
-    """The picture of ``view`` as PNG bytes, with captions in ``language``."""
+    """The picture of ``view`` as PNG bytes, with captions in ``language`` (kept: the same
+    view and language give the same bytes without drawing again)."""
+    try:
+        hash(view)
+    except TypeError:  # a list where a tuple belongs: drawn, not kept
+        return draw_board_png(view, language)
+    return _kept_png(view, language)
+
+
+@lru_cache(maxsize=PICTURES_KEPT)
+def _kept_png(view: BoardView, language: str) -> bytes:
+    return draw_board_png(view, language)
+
+
+def draw_board_png(view: BoardView, language: str) -> bytes:
+    """The picture of ``view`` as PNG bytes, drawn now (:func:`render_board_png` keeps them)."""
     image = _background(view.numbering).copy()
     draw = ImageDraw.Draw(image)
     layout = LAYOUTS[view.numbering]

@@ -112,3 +112,13 @@ def test_a_pass_is_captioned() -> None:
     view = dataclasses.replace(hit_view(Numbering.OWN, Colour.WHITE), last_move=LastMove(BEFORE_HIT, ()))
     assert bi.render_board_png(view, "en") != bi.render_board_png(
         dataclasses.replace(view, last_move=None), "en")
+
+
+def test_a_picture_is_kept_per_view_and_language_and_the_store_is_bounded() -> None:
+    view = hit_view(Numbering.FIXED, Colour.BLACK)
+    bi._kept_png.cache_clear()
+    first = bi.render_board_png(view, "en")
+    assert bi.render_board_png(view, "en") is first, "drawn once, then kept"
+    assert first == bi.draw_board_png(view, "en"), "what is kept is what is drawn"
+    assert bi.render_board_png(dataclasses.replace(view, dice=(6, 6)), "en") != first
+    assert bi._kept_png.cache_info().maxsize == bi.PICTURES_KEPT
