@@ -36,11 +36,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--database") == "postgresql":
-        skip = pytest.mark.skip(reason="about SQLite itself")
-        for item in items:
-            if "sqlite_only" in item.keywords:
-                item.add_marker(skip)
+    """Tests about one database run only on it: `.ci/run` runs the suite on each."""
+    other = "sqlite_only" if config.getoption("--database") == "postgresql" else "postgresql_only"
+    skip = pytest.mark.skip(reason=f"{other}: runs with --database {other.split('_')[0]}")
+    for item in items:
+        if other in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
@@ -55,11 +56,18 @@ def postgres(request: pytest.FixtureRequest) -> Iterator[PostgresServer | None]:
 
 
 @pytest.fixture
-def config_file(data_dir: Path, postgres: PostgresServer | None) -> Path:
-    """A config file for the embedded default on `data_dir` (Maildir in and out), on SQLite, or
-    on a fresh database of the private PostgreSQL server with ``--database postgresql``."""
+def database_table(postgres: PostgresServer | None) -> str:
+    """The ``[database]`` table of a test's config: none (SQLite in the data directory), or a
+    fresh database of the private PostgreSQL server with ``--database postgresql``."""
+    return f'[database]\nurl = "{postgres.new_database()}"\n' if postgres is not None else ""
+
+
+@pytest.fixture
+def config_file(data_dir: Path, database_table: str) -> Path:
+    """A config file for the embedded default on `data_dir` (Maildir in and out), on the test
+    run's database (:func:`database_table`)."""
     path = data_dir.parent / "pbem.toml"
-    database = f'[database]\nurl = "{postgres.new_database()}"\n' if postgres is not None else ""
+    database = database_table
     path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n{database}',
                     encoding="utf-8")
     return path

@@ -11,7 +11,13 @@ transaction that applies the mail deletes it. A row left behind means the proces
 mail: a mail that killed the process twice is shunted instead of applied a third time, so one
 poison mail cannot keep the daemon in a crash loop.
 
-Outbox: unsent OutboundMail rows whose time has come → sink → `sent_at`. A failed send is retried
+Several daemons may share one PostgreSQL database and one mailbox: a mail is claimed (an
+advisory lock on its Message-ID) before it is applied, and a daemon that finds it claimed leaves
+it to the other; what a mail changes is locked (``pbem.service.tables``) or versioned, and a mail
+whose rows another process changed meanwhile is applied again from the start.
+
+Outbox: unsent OutboundMail rows whose time has come → claimed (their next attempt moved past a
+lease, in one conditional UPDATE) → sink → `sent_at`. A failed send is retried
 with growing back-off (capped at an hour) under the same Message-ID, until the server refuses
 every recipient for good (5xx) or `give_up_after` has passed: then it is given up, logged and
 listed by `pbem status`. One mail that cannot be sent never holds up the others. A crash between
@@ -29,14 +35,16 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 from sqlalchemy.engine import Engine
+from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
 
 from pbem.mail.connecting import PermanentRefusal
 from pbem.mail.sinks import OutboundSink
 from pbem.mail.reading import message_id_of, sender_and_subject
 from pbem.mail.sources import InboundSource, SourceMessage
-from pbem.store.db import session_scope, utc_now
+from pbem.store.db import claimed, session_scope, utc_now
 from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 log = logging.getLogger(__name__)
@@ -53,6 +61,11 @@ RETRY_FIRST = timedelta(seconds=30)
 RETRY_MAX = timedelta(hours=1)
 MAX_DEATHS = 2
 """A mail during which the process died this often is shunted, not tried again."""
+CONFLICT_ATTEMPTS = 3
+"""How often a mail is applied again when another process changed the same rows meanwhile."""
+OUTBOX_LEASE = timedelta(minutes=10)
+"""How long a claimed answer is left to the daemon that claimed it; one that died meanwhile
+leaves it to be sent by another (or by itself, restarted) after that."""
 GIVE_UP_AFTER = timedelta(days=3)
 
 
@@ -70,6 +83,8 @@ class Outcome(Enum):
     IGNORED = "ignored"
     FAILED = "failed"
     ALREADY_DONE = "already done"
+    IN_HAND = "in hand elsewhere"
+    """Another daemon is applying this mail right now; it also puts it away."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +125,9 @@ class MailPipeline:
 
     async def process(self, message: SourceMessage) -> InboxResult:
         result = await asyncio.to_thread(self._apply, message.raw)
+        if result.outcome is Outcome.IN_HAND:
+            log.debug("inbox %s: %s", result.message_id, result.outcome.value)
+            return result
         if result.outcome is Outcome.FAILED:
             await self.source.mark_failed(message.key, result.reason)
         else:
@@ -121,6 +139,12 @@ class MailPipeline:
     def _apply(self, raw: bytes) -> InboxResult:
         """Runs in a worker thread, so a slow handler does not stall the event loop."""
         message_id = message_id_of(raw)
+        with claimed(self.engine, message_id) as mine:
+            if not mine:
+                return InboxResult(Outcome.IN_HAND, message_id)
+            return self._apply_claimed(raw, message_id)
+
+    def _apply_claimed(self, raw: bytes, message_id: str) -> InboxResult:
         with session_scope(self.engine) as session:
             previous = self._find_inbound(session, message_id)
             if previous is not None and previous.state != InboundState.FAILED:
@@ -130,27 +154,37 @@ class MailPipeline:
             reason = f"the process died {deaths} times while applying this mail; shunted"
             log.error("inbox %s: %s", message_id, reason)
             return self._record_failure(raw, message_id, reason)
-        try:
-            with session_scope(self.engine) as session:
-                inbound = self._find_inbound(session, message_id) or self._new_inbound(raw, message_id)
-                inbound.state, inbound.reason = InboundState.APPLIED, ""
-                session.add(inbound)
-                session.flush()
-                self.handler(session, raw, inbound)
-                inbound.processed_at = self.clock()
-                session.add(inbound)
-                self._forget_attempt(session, message_id)
-            return InboxResult(Outcome(str(inbound.state)), message_id, inbound.reason)
-        except IntegrityError as exc:
-            if self._is_processed(message_id):  # another process applied the same mail meanwhile
-                return InboxResult(Outcome.ALREADY_DONE, message_id)
-            return self._record_failure(raw, message_id, exc)
-        except (OperationalError, InterfaceError):
-            # The database went away or is busy: the mail stays in the inbox and is tried again
-            # (its attempt stays counted, so a mail that keeps failing this way is shunted too).
-            raise
-        except Exception as exc:
-            return self._record_failure(raw, message_id, exc)
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                return self._apply_once(raw, message_id)
+            except (IntegrityError, StaleDataError) as exc:
+                # Another process changed what this mail read (a game, a player) or applied the
+                # same mail meanwhile: read everything again, up to CONFLICT_ATTEMPTS times.
+                if self._is_processed(message_id):
+                    return InboxResult(Outcome.ALREADY_DONE, message_id)
+                if attempt == CONFLICT_ATTEMPTS:
+                    return self._record_failure(raw, message_id, exc)
+                log.info("inbox %s: changed meanwhile by another process (%s); applying it again",
+                         message_id, type(exc).__name__)
+            except (OperationalError, InterfaceError):
+                # The database went away or is busy: the mail stays in the inbox and is tried again
+                # (its attempt stays counted, so a mail that keeps failing this way is shunted too).
+                raise
+            except Exception as exc:
+                return self._record_failure(raw, message_id, exc)
+        raise AssertionError("unreachable")
+
+    def _apply_once(self, raw: bytes, message_id: str) -> InboxResult:
+        with session_scope(self.engine) as session:
+            inbound = self._find_inbound(session, message_id) or self._new_inbound(raw, message_id)
+            inbound.state, inbound.reason = InboundState.APPLIED, ""
+            session.add(inbound)
+            session.flush()
+            self.handler(session, raw, inbound)
+            inbound.processed_at = self.clock()
+            session.add(inbound)
+            self._forget_attempt(session, message_id)
+        return InboxResult(Outcome(str(inbound.state)), message_id, inbound.reason)
 
     def _count_attempt(self, session: Session, message_id: str) -> int:
         """Record that applying the mail starts; returns how often it started before and never ended."""
@@ -213,8 +247,8 @@ class MailPipeline:
             return [outbound_id for outbound_id in session.exec(query).all() if outbound_id is not None]
 
     async def _send_one(self, outbound_id: int) -> int:
-        outbound = await asyncio.to_thread(self._load_outbound, outbound_id)
-        if outbound is None or outbound.sent_at is not None:
+        outbound = await asyncio.to_thread(self._claim_outbound, outbound_id)
+        if outbound is None:
             return 0
         try:
             await self.sink.send(outbound.raw, outbound.sender, list(outbound.recipients))
@@ -235,8 +269,17 @@ class MailPipeline:
         log.info("outbox %s to %s: sent", outbound.message_id, ", ".join(outbound.recipients))
         return 1
 
-    def _load_outbound(self, outbound_id: int) -> OutboundMail | None:
+    def _claim_outbound(self, outbound_id: int) -> OutboundMail | None:
+        """The mail, claimed for sending by this process for OUTBOX_LEASE; None when it is sent
+        or was claimed by another daemon meanwhile.  One conditional UPDATE decides, so of
+        several daemons exactly one sends it."""
+        now = self.clock()
         with session_scope(self.engine) as session:
+            claim = (update(OutboundMail).where(col(OutboundMail.id) == outbound_id)
+                     .where(col(OutboundMail.sent_at).is_(None)).where(col(OutboundMail.next_attempt_at) <= now)
+                     .values(next_attempt_at=now + OUTBOX_LEASE))
+            if session.connection().execute(claim).rowcount != 1:
+                return None
             return session.get(OutboundMail, outbound_id)
 
     def _record_send(self, outbound_id: int, *, error: str = "", delay: timedelta = timedelta(0),

@@ -50,6 +50,12 @@ _UIDVALIDITY = re.compile(rb"\[UIDVALIDITY (\d+)\]")
 _UID = re.compile(rb"UID (\d+)")
 
 
+def _already_gone(response: aioimaplib.Response) -> bool:
+    """The server says the mail was expunged meanwhile (RFC 5530 EXPUNGEISSUED): another daemon
+    on the same mailbox has put it away already."""
+    return response.result == "NO" and b"EXPUNGEISSUED" in b" ".join(bytes(line) for line in response.lines)
+
+
 def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -173,9 +179,14 @@ class ImapSession:
         assert self._client is not None
         await self._ensure_folder(folder)
         if self._client.has_capability("MOVE"):
-            self._check(await self._call(self._client.uid("move", str(uid), _quote(folder))), "move")
+            response = await self._call(self._client.uid("move", str(uid), _quote(folder)))
+            if not _already_gone(response):
+                self._check(response, "move")
             return
-        self._check(await self._call(self._client.uid("copy", str(uid), _quote(folder))), "copy")
+        response = await self._call(self._client.uid("copy", str(uid), _quote(folder)))
+        if _already_gone(response):
+            return
+        self._check(response, "copy")
         self._check(await self._call(self._client.uid("store", str(uid), "+FLAGS.SILENT", r"(\Deleted)")), "store")
         if self._client.has_capability("UIDPLUS"):
             self._check(await self._call(self._client.uid("expunge", str(uid))), "expunge")

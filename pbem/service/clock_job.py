@@ -14,6 +14,8 @@ import logging
 from datetime import datetime, timedelta
 
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import SelectOfScalar
 
@@ -27,7 +29,7 @@ from pbem.service import clocks, play
 from pbem.service.conversation import Conversation, last_mail_of
 from pbem.service.dice import SECURE_DICE, DiceRoller
 from pbem.service.inbox import send_letters
-from pbem.service.tables import Table
+from pbem.service.tables import Table, locked_match
 from pbem.store.db import make_engine, session_scope, utc_now
 from pbem.store.game_records import MatchRecord
 
@@ -47,10 +49,13 @@ def check_clocks(engine: Engine, config: Config, now: datetime, dice: DiceRoller
     with session_scope(engine) as session:
         due = [match_id for match_id in session.exec(due_matches_query(now)).all() if match_id is not None]
     for match_id in due:
-        with session_scope(engine) as session:
-            record = session.get(MatchRecord, match_id)
-            if record is not None:
-                _alarm(session, record, config, now, dice)
+        try:
+            with session_scope(engine) as session:
+                record = locked_match(session, match_id, skip_locked=True)
+                if record is not None:  # None: another daemon has it in hand (and gives the alarm)
+                    _alarm(session, record, config, now, dice)
+        except (StaleDataError, OperationalError) as exc:  # changed meanwhile: looked at again next run
+            log.warning("match %s: clock not checked this time (%s)", match_id, type(exc).__name__)
     return len(due)
 
 

@@ -110,22 +110,35 @@ class Table:
 MAX_WAITING_NOTES_CHARS = 4000
 
 
+def locked_match(session: Session, match_id: int, *, skip_locked: bool = False) -> MatchRecord | None:
+    """The match row, read afresh and locked until the transaction ends, so that of two processes
+    changing one match the second waits and then sees the first one's change (on PostgreSQL;
+    SQLite has one writer at a time, and the version column catches the rest).  With
+    ``skip_locked``, a match another process holds gives None instead of waiting."""
+    lock: bool | dict[str, bool] = {"skip_locked": True} if skip_locked else True
+    return session.get(MatchRecord, match_id, with_for_update=lock, populate_existing=True)
+
+
 def table_for_token(session: Session, token: str) -> tuple[Table, int] | None:
-    """The match a game token belongs to, and the seat it was given to."""
-    seat = session.exec(select(Seat).where(Seat.token == token)).first()
-    record = None if seat is None else session.get(MatchRecord, seat.match_id)
-    if seat is None or record is None:
+    """The match a game token belongs to, locked (:func:`locked_match`), and the seat it was
+    given to.  The match is locked before anything of it is read."""
+    found = session.exec(select(Seat.match_id, Seat.number).where(Seat.token == token)).first()
+    record = None if found is None else locked_match(session, found[0])
+    if found is None or record is None:
         return None
-    return Table.load(session, record), seat.number
+    return Table.load(session, record), found[1]
 
 
 def tables_of(session: Session, player: Player, statuses: tuple[MatchStatus, ...]) -> list[Table]:
-    """The player's matches in the given states, oldest first."""
+    """The player's matches in the given states, oldest first, locked as :func:`locked_match`
+    locks one (in the order of their ids, as every lock of several matches is taken)."""
     records = session.exec(
         select(MatchRecord)
         .join(Seat, col(Seat.match_id) == MatchRecord.id)
         .where(Seat.player_id == player.id)
         .where(col(MatchRecord.status).in_([status.value for status in statuses]))
         .order_by(col(MatchRecord.id))
+        .with_for_update(of=MatchRecord)
+        .execution_options(populate_existing=True)
     ).all()
     return [Table.load(session, record) for record in records]

@@ -8,6 +8,7 @@ revision with a message naming that command.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -91,6 +92,31 @@ def session_scope(engine: Engine) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+@contextmanager
+def claimed(engine: Engine, key: str) -> Iterator[bool]:
+    """Claim ``key`` (a mail's Message-ID) for this process while the block runs; yields False
+    when another process holds it.
+
+    On PostgreSQL, several daemons may read the same mail from one mailbox: a session advisory
+    lock, held on a connection of its own, lets exactly one apply it, and it is released when the
+    block ends or the process dies (its connection closes).  On SQLite only one daemon runs per
+    file (``pbem serve`` refuses a second), so every claim succeeds.
+    """
+    if engine.dialect.name != "postgresql":
+        yield True
+        return
+    number = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+    with engine.connect() as connection:
+        mine = bool(connection.execute(text("SELECT pg_try_advisory_lock(:key)"), {"key": number}).scalar())
+        connection.commit()
+        try:
+            yield mine
+        finally:
+            if mine:
+                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": number})
+                connection.commit()
 
 
 def import_model_modules() -> None:

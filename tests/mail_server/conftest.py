@@ -30,9 +30,10 @@ def smtp_server() -> Iterator[SmtpServer]:
     server.stop()
 
 
-def write_config(data_dir: Path, dovecot: Dovecot, smtp: SmtpServer, *, imap: dict[str, object] | None = None,
-                 extra: str = "") -> Path:
-    """A config file for the test servers; `imap` changes or adds keys of the [imap] table."""
+def write_config(data_dir: Path, dovecot: Dovecot, smtp: SmtpServer, database_table: str, *,
+                 imap: dict[str, object] | None = None, extra: str = "") -> Path:
+    """A config file for the test servers, on the test run's database (the ``database_table``
+    fixture); `imap` changes or adds keys of the [imap] table."""
     settings = {"host": "127.0.0.1", "port": dovecot.port, "security": "none", "username": SERVICE[0],
                 "password": SERVICE[1], "poll_interval": 60, "idle": True} | (imap or {})
     imap_table = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
@@ -48,18 +49,19 @@ data_dir = "{data_dir}"
 host = "127.0.0.1"
 port = {smtp.port}
 security = "none"
+{database_table}
 {extra}
 """, encoding="utf-8")
     return path
 
 
 @pytest.fixture
-def mail_config(data_dir: Path, dovecot: Dovecot, smtp_server: SmtpServer) -> Config:
+def mail_config(data_dir: Path, dovecot: Dovecot, smtp_server: SmtpServer, database_table: str) -> Config:
     """IMAP and SMTP on the test servers; the 60 s poll shows that IDLE, not polling, wakes the daemon."""
-    return load_config(write_config(data_dir, dovecot, smtp_server, extra="[limits]\nmax_mail_bytes = 20000\n"))
+    return load_config(write_config(data_dir, dovecot, smtp_server, database_table, extra="[limits]\nmax_mail_bytes = 20000\n"))
 
 
 @pytest.fixture
-def polling_config(data_dir: Path, dovecot: Dovecot, smtp_server: SmtpServer) -> Config:
+def polling_config(data_dir: Path, dovecot: Dovecot, smtp_server: SmtpServer, database_table: str) -> Config:
     """IMAP without IDLE: the daemon polls (the tests poll fast, so that long games stay quick)."""
-    return load_config(write_config(data_dir, dovecot, smtp_server, imap={"idle": False}))
+    return load_config(write_config(data_dir, dovecot, smtp_server, database_table, imap={"idle": False}))

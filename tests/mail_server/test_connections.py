@@ -161,8 +161,8 @@ def pbem_check(config_path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-def test_check_says_ok_for_working_servers(data_dir, dovecot, smtp_server):
-    result = pbem_check(write_config(data_dir, dovecot, smtp_server))
+def test_check_says_ok_for_working_servers(data_dir, dovecot, smtp_server, database_table):
+    result = pbem_check(write_config(data_dir, dovecot, smtp_server, database_table))
     assert result.returncode == 0, result.stdout + result.stderr
     imap_line, smtp_line = result.stdout.splitlines()
     assert imap_line.startswith(f"IMAP 127.0.0.1:{dovecot.port} (none): OK: logged in as {SERVICE[0]}")
@@ -178,10 +178,10 @@ def test_check_says_ok_for_working_servers(data_dir, dovecot, smtp_server):
     ({"mailbox": "Nowhere"}, "mailbox 'Nowhere' cannot be opened"),
     ({"security": "ssl"}, "TLS handshake failed"),
 ])
-def test_check_says_what_is_wrong(data_dir, dovecot, smtp_server, imap, says):
+def test_check_says_what_is_wrong(data_dir, dovecot, smtp_server, database_table, imap, says):
     if imap.get("port") == "closed":
         imap = {"port": free_port()}
-    result = pbem_check(write_config(data_dir, dovecot, smtp_server, imap=imap))
+    result = pbem_check(write_config(data_dir, dovecot, smtp_server, database_table, imap=imap))
     assert result.returncode == 1
     imap_line, smtp_line = result.stdout.splitlines()
     assert imap_line.startswith("IMAP ") and says in imap_line, imap_line
@@ -189,8 +189,8 @@ def test_check_says_what_is_wrong(data_dir, dovecot, smtp_server, imap, says):
     assert WRONG not in result.stdout + result.stderr
 
 
-def test_check_names_a_refused_smtp_server_and_a_bad_config(data_dir, dovecot, smtp_server):
-    path = write_config(data_dir, dovecot, smtp_server)
+def test_check_names_a_refused_smtp_server_and_a_bad_config(data_dir, dovecot, smtp_server, database_table):
+    path = write_config(data_dir, dovecot, smtp_server, database_table)
     path.write_text(path.read_text().replace(f"port = {smtp_server.port}", f"port = {free_port()}"))
     result = pbem_check(path)
     assert result.returncode == 1 and "SMTP 127.0.0.1:" in result.stdout and "connection refused" in result.stdout

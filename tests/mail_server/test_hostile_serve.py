@@ -39,8 +39,8 @@ def _status(config: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60)
 
 
-def test_a_mail_that_killed_the_daemon_twice_is_shunted_and_the_next_mail_is_answered(data_dir, dovecot, smtp_server):
-    config = write_config(data_dir, dovecot, smtp_server)
+def test_a_mail_that_killed_the_daemon_twice_is_shunted_and_the_next_mail_is_answered(data_dir, dovecot, smtp_server, database_table):
+    config = write_config(data_dir, dovecot, smtp_server, database_table)
     poison = compose_mail("Eve <eve@example.org>", SERVICE[0], "POISON", "help\n")
     dovecot.deliver(SERVICE[0], poison)
     dovecot.deliver(SERVICE[0], compose_mail("Anna <anna@example.org>", SERVICE[0], "hello", "help\n"))
@@ -70,8 +70,8 @@ def test_a_mail_that_killed_the_daemon_twice_is_shunted_and_the_next_mail_is_ans
     assert f"shunted {poison['Message-ID']} from eve@example.org" in status.stdout
 
 
-def test_an_answer_refused_for_good_is_given_up_and_the_others_are_sent(data_dir, dovecot, smtp_server):
-    config = write_config(data_dir, dovecot, smtp_server)
+def test_an_answer_refused_for_good_is_given_up_and_the_others_are_sent(data_dir, dovecot, smtp_server, database_table):
+    config = write_config(data_dir, dovecot, smtp_server, database_table)
     smtp_server.recorder.unknown_users.add("ghost@example.org")
     dovecot.deliver(SERVICE[0], compose_mail("Ghost <ghost@example.org>", SERVICE[0], "hello", "help\n"))
     dovecot.deliver(SERVICE[0], compose_mail("Anna <anna@example.org>", SERVICE[0], "hello", "help\n"))

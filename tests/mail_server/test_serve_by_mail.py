@@ -16,8 +16,8 @@ from pbem.mail.local_client import compose_mail, compose_reply
 STOP_LIMIT_SECONDS = 15
 
 
-def test_pbem_serve_answers_by_smtp_what_arrives_by_imap_and_stops_cleanly(data_dir, dovecot, smtp_server):
-    config = write_config(data_dir, dovecot, smtp_server)
+def test_pbem_serve_answers_by_smtp_what_arrives_by_imap_and_stops_cleanly(data_dir, dovecot, smtp_server, database_table):
+    config = write_config(data_dir, dovecot, smtp_server, database_table)
     process = subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "--config", str(config)],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
