@@ -6,6 +6,7 @@ so three days pass in an instant.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -27,6 +28,7 @@ from pbem.rules.scoring import MatchRules, Score
 from pbem.service import handle_mail, ratings
 from pbem.service.clock_job import check_clocks, due_matches_query
 from pbem.service.tables import Table
+from pbem.store.db import make_engine
 from pbem.store.game_records import MatchRecord, MatchStatus, Seat
 from pbem.store.game_records import Player as PlayerRow
 
@@ -85,6 +87,26 @@ def test_both_clocks_in_every_game_mail_and_overtime_comes_from_the_bank(office,
     time.now += 3 * DAY
     acts(office, ben, "24/18 13/9")
     assert "Anna's clock: 2 days left, then time bank 5 days. Your time bank: 3 days 18 hours." in text_of(ben.last)
+
+
+def test_clock_jobs_of_several_daemons_at_once_give_each_alarm_once(office, anna, ben):
+    """Four clock jobs (as four daemons would run them, each on its own engine) check the same
+    due clocks at the same moment: every reminder goes out once."""
+    pairs = [(anna, ben)] + [(Player(office, f"anna{n}@example.org", f"Anna {n}"),
+                              Player(office, f"ben{n}@example.org", f"Ben {n}")) for n in range(3)]
+    for inviter, invited in pairs:
+        office.dice.load((3, 1))
+        invite_and_accept(office, inviter, invited, f"invite {invited.address} clock 2d/1d")
+        acts(office, inviter, "8/5 6/5")
+    engines = [make_engine(office.config.database.url) for _ in range(4)]
+    with ThreadPoolExecutor(len(engines)) as jobs:
+        list(jobs.map(lambda engine: check_clocks(engine, office.config, T0 + DAY, office.dice), engines))
+    for engine in engines:
+        engine.dispose()
+    reminders = office.run()
+    assert sorted(recipient(mail) for mail in reminders) == sorted(invited.address for _, invited in pairs)
+    assert all("your move clock runs out in 1 day" in text_of(mail) for mail in reminders)
+    assert run_clocks(office, T0 + DAY + HOUR) == []
 
 
 def test_the_server_defaults_and_german_mails(office, anna, ben):
