@@ -71,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
     outbox.add_argument("--last", action="store_true", help="print the latest mail instead of the list")
     command("check", "check", "check",
             "try the [imap] and [smtp] settings: connect, TLS, log in, open the mailbox; send nothing")
+    requeue = command("requeue", "requeue", "requeue", "put shunted mails (see pbem status) back into the inbox")
+    which = requeue.add_mutually_exclusive_group(required=True)
+    which.add_argument("message_id", nargs="?", metavar="MESSAGE-ID", help="the shunted mail's Message-ID")
+    which.add_argument("--all", action="store_true", help="every shunted mail")
     export = command("export", "reports", "report", "write the .mat file of a game or match")
     export.add_argument("game", type=int, metavar="GAME", help="the match id (see pbem games)")
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of to stdout")

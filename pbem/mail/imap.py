@@ -155,10 +155,32 @@ class ImapSession:
         """UIDs of the mails not yet marked done or failed, oldest first."""
         assert self._client is not None
         await self._call(self._client.noop())  # servers announce new mail at a command's end: sync first
-        response = await self._call(self._client.uid_search(
-            "UNDELETED", "UNKEYWORD", DONE_KEYWORD, "UNKEYWORD", FAILED_KEYWORD, charset=None))
+        return await self._search("UNDELETED", "UNKEYWORD", DONE_KEYWORD, "UNKEYWORD", FAILED_KEYWORD)
+
+    async def _search(self, *criteria: str) -> list[int]:
+        assert self._client is not None
+        response = await self._call(self._client.uid_search(*criteria, charset=None))
         self._check(response, "search")
         return sorted(int(word) for line in response.lines[:-1] for word in bytes(line).split() if word.isdigit())
+
+    async def requeue(self, message_id: str | None) -> int:
+        """``pbem requeue``: put shunted mails back into the mailbox (from the failed folder, or by
+        taking off the keyword of those that could only be flagged); `message_id` None: all of
+        them.  Returns how many were put back."""
+        assert self._client is not None
+        header = ("HEADER", "Message-ID", _quote(message_id)) if message_id else ()
+        requeued = 0
+        if (await self._call(self._client.select(_quote(self.folder(FAILED_FOLDER))))).result == "OK":
+            for uid in await self._search("UNDELETED", *header):
+                await self.move(uid, self.config.mailbox)
+                requeued += 1
+        response = await self._call(self._client.select(_quote(self.config.mailbox)))
+        self._check(response, "select")
+        for uid in await self._search("KEYWORD", FAILED_KEYWORD, *header):
+            self._check(await self._call(self._client.uid("store", str(uid), "-FLAGS.SILENT", f"({FAILED_KEYWORD})")),
+                        "store")
+            requeued += 1
+        return requeued
 
     async def fetch(self, uid: int) -> bytes | None:
         """The whole mail, without setting \\Seen; None when it is gone."""
@@ -362,6 +384,13 @@ class ImapSource:
             raise
         except Exception as exc:
             self._trouble("_watcher", exc)
+
+    async def requeue(self, message_id: str | None) -> int:
+        session = await ImapSession.open(self.config, self.timeout)
+        try:
+            return await session.requeue(message_id)
+        finally:
+            await session.close()
 
     async def close(self) -> None:
         for name in ("_commands", "_watcher"):

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from pbem.mail.reading import message_id_of
+
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,10 @@ class InboundSource(Protocol):
 
     async def wait_for_mail(self, timeout: float) -> None:
         """Return when mail may have arrived, or after `timeout` seconds at the latest."""
+
+    async def requeue(self, message_id: str | None) -> int:
+        """Put the shunted mail with this Message-ID (None: every shunted mail) back into the
+        inbox; returns how many were put back (``pbem requeue``)."""
 
     async def close(self) -> None: ...
 
@@ -89,6 +95,16 @@ class MaildirSource:
             if remaining <= 0:
                 return
             await asyncio.sleep(min(MAILDIR_POLL_SECONDS, remaining))
+
+    async def requeue(self, message_id: str | None) -> int:
+        requeued = 0
+        for sub in ("new", "cur"):
+            for path in sorted((self.path / FAILED_FOLDER / sub).iterdir()):
+                if path.name.startswith(".") or (message_id is not None and message_id_of(path.read_bytes()) != message_id):
+                    continue
+                os.rename(path, self.path / "new" / path.name)
+                requeued += 1
+        return requeued
 
     async def close(self) -> None:
         return None

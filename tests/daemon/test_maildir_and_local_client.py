@@ -12,7 +12,8 @@ from email.policy import default as default_policy
 import pytest
 
 from pbem.cli import main
-from pbem.mail.local_client import compose_mail, compose_reply, list_outbox, quote
+from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, list_outbox, quote
+from pbem.mail.reading import message_id_of
 from pbem.mail.sinks import MaildirSink, outbox_file_name
 from pbem.mail.sources import DONE_FOLDER, FAILED_FOLDER, MaildirSource
 
@@ -165,3 +166,24 @@ def test_an_unusable_database_ends_a_command_with_one_line(tmp_path, capsys):
         assert main([*command, "--config", str(config)]) == 2, command
         error = capsys.readouterr().err.strip()
         assert error.endswith("file is not a database") and "\n" not in error, error
+
+
+def test_pbem_requeue_puts_shunted_mails_back_into_the_maildir(config, config_file, capsys):
+    source = MaildirSource(config.inbox_dir)
+    mails = [compose_mail(f"p{n} <p{n}@example.org>", "backgammon@localhost", "s", "help") for n in range(3)]
+    for mail in mails:
+        deliver_to_maildir(config.inbox_dir, mail)
+
+    async def shunt_all() -> None:
+        for message in await source.fetch():
+            await source.mark_failed(message.key, "test")
+
+    asyncio.run(shunt_all())
+    assert asyncio.run(source.fetch()) == []
+    assert main(["requeue", str(mails[1]["Message-ID"]), "--config", str(config_file)]) == 0
+    assert [message_id_of(message.raw) for message in asyncio.run(source.fetch())] == [str(mails[1]["Message-ID"])]
+    assert main(["requeue", "not an id", "--config", str(config_file)]) == 2
+    assert main(["requeue", "--all", "--config", str(config_file)]) == 0
+    assert len(asyncio.run(source.fetch())) == 3
+    assert main(["requeue", "--all", "--config", str(config_file)]) == 1
+    assert "no shunted mail" in capsys.readouterr().out

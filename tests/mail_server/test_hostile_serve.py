@@ -34,9 +34,13 @@ def _stop(process: subprocess.Popen) -> str:
     return output
 
 
-def _status(config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pbem.cli", "status", "--config", str(config)],
+def _pbem(*args: str, config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pbem.cli", *args, "--config", str(config)],
                           capture_output=True, text=True, timeout=60)
+
+
+def _status(config: Path) -> subprocess.CompletedProcess[str]:
+    return _pbem("status", config=config)
 
 
 def test_a_mail_that_killed_the_daemon_twice_is_shunted_and_the_next_mail_is_answered(data_dir, dovecot, smtp_server, database_table):
@@ -68,6 +72,20 @@ def test_a_mail_that_killed_the_daemon_twice_is_shunted_and_the_next_mail_is_ans
     status = _status(config)
     assert status.returncode == 1, status.stdout + status.stderr
     assert f"shunted {poison['Message-ID']} from eve@example.org" in status.stdout
+
+    # The cause is fixed (the daemon runs without the poison): the operator puts the mail back.
+    assert _pbem("requeue", "<nobody@example.org>", config=config).returncode == 1
+    requeued = _pbem("requeue", str(poison["Message-ID"]).strip("<>"), config=config)
+    assert requeued.returncode == 0 and "1 mail put back" in requeued.stdout, requeued
+    assert dovecot.pending(SERVICE[0]) == 1 and dovecot.messages(SERVICE[0], "pbem.failed") == []
+    process = _serve(config)
+    try:
+        (_, again) = smtp_server.recorder.wait_for(2, timeout=30)
+        assert again.recipients == ("eve@example.org",)
+    finally:
+        _stop(process)
+    assert _status(config).returncode == 0
+    assert "no shunted mail" in _pbem("requeue", "--all", config=config).stdout
 
 
 def test_an_answer_refused_for_good_is_given_up_and_the_others_are_sent(data_dir, dovecot, smtp_server, database_table):
