@@ -1,16 +1,23 @@
 """How fast the whole mail pipeline is against a local Dovecot and aiosmtpd, next to a bare client.
 
     python bench/mail_bench.py [--games 10] [--rounds 4] [--latency-moves 20] [--seed 1]
-                               [--reviews 10] [--reviews-in-thread]
+                               [--reviews 10] [--reviews-in-thread] [--database postgresql]
 
 Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
 (tests/mail_server/mail_servers.py), started privately on loopback ports.
 
-- pipeline: `--games` games are running; in each round the player to act in every game mails
-  a move at once (roll, take or a move, as a player would answer). The figure is moves per
-  second from the first delivery to the last answer accepted by the SMTP server: IMAP IDLE →
-  fetch → the game service applies the move in one transaction → commit → move to pbem/done →
-  the answers (usually two) sent by SMTP.
+- pipeline (one daemon): `--games` games are running; in each round the player to act in every
+  game mails a move at once (roll, take or a move, as a player would answer). A round is timed
+  from its first delivery to its last answer accepted by the SMTP server: IMAP IDLE → fetch →
+  the game service applies the move in one transaction → commit → move to pbem/done → the
+  answers (usually two) sent by SMTP. The figure is moves per second over the rounds (the
+  players' own work between rounds, reading the answers and choosing the next moves, is not
+  counted).
+- bare client: the same rounds with aioimaplib and aiosmtplib and no service: the same mails
+  delivered one after another, IDLE until the server reports them (as the daemon learns of
+  mail), NOOP + UID SEARCH, UID FETCH and UID MOVE each, two mails sent by SMTP each; then the
+  ratio pipeline / bare client (goal: at least 0.5). For comparison, also the bare client as it
+  was measured before: every mail delivered first, then NOOP instead of IDLE (no IDLE wait).
 - latency: one move at a time, from its delivery (the APPEND) to its answer accepted by the
   SMTP server, with IDLE on: p50 and p95.
 - latency while reviews run: the same, one move after another in one game for as long as the
@@ -18,13 +25,14 @@ Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
   tests/data/review_games.json, in turn) at the configured plies, in its worker process as
   `pbem serve` runs it (`--reviews-in-thread`: in a thread of the daemon's process instead, to
   show what the GIL, which bgsage holds while it evaluates, would do to the mail).
-- bare client: the same IMAP and SMTP operations with aioimaplib and aiosmtplib and no service
-  (deliver the same number of mails, NOOP + UID SEARCH, UID FETCH and UID MOVE each, two mails
-  sent by SMTP each), as moves per second; then the ratio, and how long the game service itself
-  took per mail (the part of the pipeline that is not mail).
+- `--database postgresql`: on a private PostgreSQL server (tests/postgres_server.py), the same
+  rounds served first by one, then by two `pbem serve` processes on one database and one
+  mailbox (a fresh database and mailbox each); prints both rates, the ratio two / one (goal: at
+  least 1.6), and counts the answers: any sent twice (one Message-ID twice, or a mail answered
+  twice) is reported as a duplicate.
 
 Dovecot reports new mail to an IDLE session about half a second after it arrives, so that is
-the floor of the latency.
+the floor of the latency, and of every round.
 """
 
 from __future__ import annotations
@@ -33,22 +41,30 @@ import argparse
 import asyncio
 import json
 import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from email import message_from_bytes
 from email.message import EmailMessage
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "mail_server"))
 
 import aiosmtplib
 from aioimaplib import aioimaplib
-from conftest import SERVICE, write_config
 from live_office import LivePostOffice
 from mail_servers import Dovecot, SmtpServer, crlf
 from post_office import LoadedDice, Player
+from postgres_server import PostgresServer
 from sqlmodel import Session, select
 
 from pbem.config import Config, load_config
@@ -58,8 +74,28 @@ from pbem.service.review_job import in_process, review_job, run_reviews
 from pbem.store.game_records import MatchStatus, ReviewJob
 from pbem.store.mail_records import InboundMail
 
+SERVICE = ("backgammon@localhost", "service-secret")
 REVIEW_GAMES = ROOT / "tests" / "data" / "review_games.json"
 MAX_MOVES_DURING_REVIEWS = 500
+SETTLE_POLL_SECONDS = 0.05
+"""How often the players look whether the round is over: rarely enough to leave the daemon the
+CPU (rounds are timed by the SMTP server's clock, not by this poll)."""
+DAEMON_STOP_SECONDS = 30.0
+
+
+@dataclass
+class Rounds:
+    """Moves mailed in bursts: how many, and the seconds from each round's first delivery to its
+    last answer accepted by the SMTP server, summed."""
+
+    moves: int = 0
+    seconds: float = 0.0
+    mailed: set[str] = field(default_factory=set)
+    """The Message-IDs of the moves mailed."""
+
+    @property
+    def rate(self) -> float:
+        return self.moves / self.seconds if self.seconds else float("nan")
 
 
 def main() -> None:
@@ -72,28 +108,29 @@ def main() -> None:
                         "they are all mailed (default 10; 0: skip)")
     parser.add_argument("--reviews-in-thread", action="store_true",
                         help="compute the reviews in a thread of the daemon's process, not in its worker process")
+    parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite",
+                        help="postgresql: one, then two `pbem serve` processes on a private PostgreSQL server")
     args = parser.parse_args()
-    dovecot, smtp = Dovecot(dict([SERVICE])), SmtpServer()
-    dovecot.start()
-    smtp.start()
-    scratch = Path(tempfile.mkdtemp(prefix="pbem-bench-"))
-    try:
-        data_dir = scratch / "data"
-        data_dir.mkdir()
-        config = load_config(write_config(data_dir, dovecot, smtp, extra="[limits]\ninvitations_per_day = 0\n"))
+    if args.database == "postgresql":
+        several_daemons(args.games, args.rounds)
+    else:
+        one_daemon(args)
+
+
+def one_daemon(args: argparse.Namespace) -> None:
+    """The daemon in this process on SQLite, the latencies, and the bare client on the same servers."""
+    with mail_servers() as (dovecot, smtp), scratch_dir() as scratch:
+        config = load_config(write_config(scratch, dovecot, smtp))
         office = LivePostOffice(config, dovecot, smtp, LoadedDice(seed=args.seed))
         office.jobs.append(reviewing(config, office, args.reviews_in_thread))
-        moves, seconds, latencies, reviewed = office.run(
+        pipeline, latencies, reviewed = office.run(
             lambda: play(office, args.games, args.rounds, args.latency_moves, args.reviews))
         service_ms = 1000 * statistics.mean(service_seconds(office))
-        bare_moves, bare_seconds = asyncio.run(bare_client(dovecot, smtp, moves))
-    finally:
-        smtp.stop()
-        dovecot.remove()
-        shutil.rmtree(scratch, ignore_errors=True)
-    rate, bare_rate = moves / seconds, bare_moves / bare_seconds
-    print(f"pipeline:    {moves} moves in {seconds:.2f} s = {rate:.1f} moves/s "
-          f"({args.games} games, {args.rounds} rounds, IDLE on)")
+        per_round = [args.games] * args.rounds
+        bare = asyncio.run(bare_client(dovecot, smtp, per_round, idle=True))
+        bare_at_once = asyncio.run(bare_client(dovecot, smtp, [sum(per_round)], idle=False))
+    print(f"pipeline:    {pipeline.moves} moves in {pipeline.seconds:.2f} s = {pipeline.rate:.1f} moves/s "
+          f"(one daemon, SQLite; {args.games} games, {args.rounds} rounds, IDLE on)")
     print(f"latency:     delivery → answer sent, {len(latencies)} moves one by one: "
           f"p50 {percentile(latencies, 50) * 1000:.0f} ms, p95 {percentile(latencies, 95) * 1000:.0f} ms")
     if args.reviews:
@@ -103,34 +140,103 @@ def main() -> None:
               f"of whole games (plies {config.assistant.plies}) were computed in {where} and mailed "
               f"({done} mailed by the last move): p50 {percentile(latencies, 50) * 1000:.0f} ms, "
               f"p95 {percentile(latencies, 95) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")
-    print(f"bare client: {bare_moves} moves' IMAP and SMTP operations in {bare_seconds:.2f} s = {bare_rate:.1f} moves/s")
-    print(f"ratio:       pipeline / bare client = {rate / bare_rate:.2f}")
+    print(f"bare client: {bare.moves} moves' IMAP and SMTP operations in the same rounds (IDLE) in "
+          f"{bare.seconds:.2f} s = {bare.rate:.1f} moves/s")
+    print(f"ratio:       one daemon / bare client = {pipeline.rate / bare.rate:.2f}  (goal: at least 0.5)")
+    print(f"             (the bare client with every mail delivered first and no IDLE wait: "
+          f"{bare_at_once.rate:.1f} moves/s; ratio {pipeline.rate / bare_at_once.rate:.2f})")
     print(f"of which:    the game service (handle_mail, in its transaction) took {service_ms:.0f} ms per mail")
 
 
+def several_daemons(games: int, rounds: int) -> None:
+    """One, then two `pbem serve` processes on PostgreSQL: the rates, their ratio, and duplicates."""
+    server = PostgresServer()
+    server.start()
+    try:
+        results = {daemons: daemons_on_postgresql(server, daemons, games, rounds) for daemons in (1, 2)}
+    finally:
+        server.stop()
+    for daemons, (played, duplicates, shares) in results.items():
+        print(f"{daemons} daemon{'s' if daemons > 1 else ' '}:   {played.moves} moves in {played.seconds:.2f} s = "
+              f"{played.rate:.1f} moves/s (PostgreSQL, `pbem serve` processes; {games} games, {rounds} rounds); "
+              f"duplicates: {duplicates or 'none'}")
+        for number, counts in enumerate(shares):
+            print(f"             daemon {number + 1} (whole run, with the invitations): "
+                  + ", ".join(f"{counts[what]} {what}" for what in LOGGED))
+    print(f"ratio:       two daemons / one daemon = {results[2][0].rate / results[1][0].rate:.2f}  "
+          "(goal: at least 1.6)")
+
+
+def daemons_on_postgresql(server: PostgresServer, daemons: int, games: int,
+                          rounds: int) -> tuple[Rounds, str, list[Counter[str]]]:
+    with mail_servers() as (dovecot, smtp), scratch_dir() as scratch:
+        path = write_config(scratch, dovecot, smtp, database=server.new_database())
+        office = LivePostOffice(load_config(path), dovecot, smtp)  # its schema made before the daemons start
+        with serving(path, daemons, scratch):
+            played = play_rounds(office, start_games(office, games), rounds)
+        shares = [log_counts(scratch / f"serve-{number}.log") for number in range(daemons)]
+        return played, duplicates(office, played.mailed), shares
+
+
+@contextmanager
+def serving(config: Path, daemons: int, scratch: Path) -> Iterator[None]:
+    """`daemons` processes of `pbem serve` on `config`, stopped with SIGTERM at the end."""
+    processes = []
+    try:
+        for number in range(daemons):
+            log = open(scratch / f"serve-{number}.log", "wb")
+            processes.append(subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "--config", str(config)],
+                                              stdout=log, stderr=subprocess.STDOUT, cwd=ROOT))
+            log.close()
+        yield
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for number, process in enumerate(processes):
+            try:
+                process.wait(DAEMON_STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            if process.returncode not in (0, -signal.SIGTERM):
+                print(f"pbem serve {number} ended with {process.returncode}:\n"
+                      + (scratch / f"serve-{number}.log").read_text(errors="replace")[-3000:], file=sys.stderr)
+
+
+LOGGED = ("applied", "ignored", "changed meanwhile", "sent")
+"""What a daemon's log says of each mail (pbem.daemon.pipeline), counted per daemon."""
+
+
+def log_counts(log: Path) -> Counter[str]:
+    """How many mails a daemon's log reports for each of LOGGED."""
+    counts: Counter[str] = Counter()
+    for line in log.read_text(errors="replace").splitlines():
+        counts.update(what for what in LOGGED if f": {what}" in line or f"({what}" in line)
+    return counts
+
+
+def duplicates(office: LivePostOffice, mailed: set[str]) -> str:
+    """What the SMTP server got twice: one Message-ID sent twice, or one of the `mailed` moves
+    answered twice to one recipient."""
+    received = [message_from_bytes(mail.raw) for mail in office.smtp.recorder.received]
+    sent_twice = sum(count - 1 for count in Counter(str(mail["Message-ID"]) for mail in received).values())
+    answers = Counter((str(mail["In-Reply-To"]), str(mail["To"])) for mail in received
+                      if str(mail["In-Reply-To"]) in mailed)
+    answered_twice = sum(count - 1 for count in answers.values())
+    found = [f"{sent_twice} answers sent twice"] if sent_twice else []
+    found += [f"{answered_twice} mails answered again"] if answered_twice else []
+    return ", ".join(found)
+
+
 def play(office: LivePostOffice, games: int, rounds: int, latency_moves: int,
-         reviews: int) -> tuple[int, float, list[float], tuple[list[float], int, int]]:
+         reviews: int) -> tuple[Rounds, list[float], tuple[list[float], int, int]]:
     """Runs in the worker thread while the daemon serves: set up, burst rounds, then one by one."""
-    pairs = []
-    for number in range(games):
-        inviter = Player(office, f"white{number}@example.org", f"White {number}")
-        invitee = Player(office, f"black{number}@example.org", f"Black {number}")
-        inviter.write_confirmed(f"invite {invitee.address} match 15")
-        invitee.reply("accept")
-        pairs.append((office.matches()[-1].id, (inviter, invitee)))
-    moves, started = 0, time.monotonic()
-    for _ in range(rounds):
-        batch = [mail for match_id, players in pairs if (mail := next_move(office, match_id, players)) is not None]
-        for player, message in batch:
-            player.outbox.append(message)
-            office.dovecot.deliver(SERVICE[0], message)
-        office.settle()
-        office.file(office.collect())
-        moves += len(batch)
-    seconds = time.monotonic() - started
+    pairs = start_games(office, games)
+    played = play_rounds(office, pairs, rounds)
     latencies = one_by_one(office, *pairs[0], latency_moves)
     if not reviews:
-        return moves, seconds, latencies, ([], 0, 0)
+        return played, latencies, ([], 0, 0)
     queue_reviews(office, pairs[1][0], reviews)
     while not reviews_begun(office):  # the job runs every few seconds
         time.sleep(0.05)
@@ -139,7 +245,47 @@ def play(office: LivePostOffice, games: int, rounds: int, latency_moves: int,
         if not (latency := one_by_one(office, *pairs[0], 1)):
             break
         during += latency
-    return moves, seconds, latencies, (during, reviews_done(office), reviews_begun(office))
+    return played, latencies, (during, reviews_done(office), reviews_begun(office))
+
+
+def start_games(office: LivePostOffice, games: int) -> list[tuple[int, tuple[Player, Player]]]:
+    """`games` matches to 15 points, invited and accepted by mail: (match id, (white, black))."""
+    pairs = []
+    for number in range(games):
+        inviter = Player(office, f"white{number}@example.org", f"White {number}")
+        invitee = Player(office, f"black{number}@example.org", f"Black {number}")
+        inviter.write_confirmed(f"invite {invitee.address} match 15")
+        invitee.reply("accept")
+        pairs.append((office.matches()[-1].id, (inviter, invitee)))
+    return pairs
+
+
+def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Player]]], rounds: int) -> Rounds:
+    """In each round, the player to act in every game mails their move at once (see the docstring)."""
+    played = Rounds()
+    for _ in range(rounds):
+        batch = [mail for match_id, players in pairs if (mail := next_move(office, match_id, players)) is not None]
+        answered = len(office.smtp.recorder.received)
+        started = time.monotonic()
+        for player, message in batch:
+            player.outbox.append(message)
+            played.mailed.add(str(message["Message-ID"]))
+            office.delivered_at[str(message["Message-ID"])] = time.monotonic()
+            office.dovecot.deliver(SERVICE[0], message)
+        settle(office)
+        played.moves += len(batch)
+        played.seconds += max(mail.at for mail in office.smtp.recorder.received[answered:]) - started
+        office.file(office.collect())
+    return played
+
+
+def settle(office: LivePostOffice, timeout: float = 60.0) -> None:
+    """Wait, looking seldom, until the mailbox is empty and every answer owed was sent."""
+    deadline = time.monotonic() + timeout
+    while office.dovecot.pending(SERVICE[0]) or office.unsent():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{office.dovecot.pending(SERVICE[0])} mails waiting, unsent: {office.unsent_rows()}")
+        time.sleep(SETTLE_POLL_SECONDS)
 
 
 def one_by_one(office: LivePostOffice, match_id: int, players: tuple[Player, Player], count: int) -> list[float]:
@@ -201,8 +347,12 @@ def next_move(office: LivePostOffice, match_id: int, players: tuple[Player, Play
     return None if command is None else (player, compose_reply(player.sender, last, command))
 
 
-async def bare_client(dovecot: Dovecot, smtp: SmtpServer, moves: int) -> tuple[int, float]:
-    """The IMAP and SMTP work of `moves` moves, with no service in between."""
+async def bare_client(dovecot: Dovecot, smtp: SmtpServer, per_round: list[int], idle: bool) -> Rounds:
+    """The IMAP and SMTP work of the moves of each round, with no service in between.
+
+    idle: the mails of a round are delivered one after another while the client waits in IDLE and
+    handles what the server reports, as the daemon does; else every mail of the round is
+    delivered first and found with NOOP."""
     answer = crlf(b"From: backgammon@localhost\nTo: anna@example.org\nSubject: Your turn\n\n" + b"board\n" * 60)
     move = crlf(b"From: anna@example.org\nTo: backgammon@localhost\nSubject: Re: Your turn\n\n24/18 13/9\n")
     imap = aioimaplib.IMAP4(host="127.0.0.1", port=dovecot.port)
@@ -212,21 +362,45 @@ async def bare_client(dovecot: Dovecot, smtp: SmtpServer, moves: int) -> tuple[i
     await imap.select("INBOX")
     sender = aiosmtplib.SMTP(hostname="127.0.0.1", port=smtp.port, start_tls=False)
     await sender.connect()
-    started = time.monotonic()
-    for _ in range(moves):
-        await asyncio.to_thread(dovecot.deliver, SERVICE[0], move)
-    await imap.noop()
-    search = await imap.uid_search("ALL", charset=None)
-    uids = [word.decode() for line in search.lines[:-1] for word in bytes(line).split()]
-    for uid in uids:
-        await imap.uid("fetch", uid, "(BODY.PEEK[])")
-        await imap.uid("move", uid, "bare")
-        for recipient in ("anna@example.org", "ben@example.org"):
-            await sender.sendmail("backgammon@localhost", [recipient], answer)
-    seconds = time.monotonic() - started
+
+    def deliver(count: int) -> None:
+        for _ in range(count):
+            dovecot.deliver(SERVICE[0], move)
+
+    async def pending() -> list[str]:
+        await imap.noop()
+        search = await imap.uid_search("ALL", charset=None)
+        return [word.decode() for line in search.lines[:-1] for word in bytes(line).split()]
+
+    result = Rounds()
+    for count in per_round:
+        answered, started = len(smtp.recorder.received), time.monotonic()
+        delivering = asyncio.ensure_future(asyncio.to_thread(deliver, count))
+        if not idle:
+            await delivering
+        handled = 0
+        while handled < count:
+            if not (uids := await pending()):
+                waiting = await imap.idle_start(timeout=10)
+                try:
+                    await imap.wait_server_push(timeout=10)
+                except asyncio.TimeoutError:
+                    pass
+                imap.idle_done()
+                await asyncio.wait_for(waiting, 5)
+                continue
+            for uid in uids:
+                await imap.uid("fetch", uid, "(BODY.PEEK[])")
+                await imap.uid("move", uid, "bare")
+                for recipient in ("anna@example.org", "ben@example.org"):
+                    await sender.sendmail("backgammon@localhost", [recipient], answer)
+                handled += 1
+        await delivering
+        result.moves += count
+        result.seconds += max(mail.at for mail in smtp.recorder.received[answered:]) - started
     await sender.quit()
     await imap.logout()
-    return len(uids), seconds
+    return result
 
 
 def service_seconds(office: LivePostOffice) -> list[float]:
@@ -234,6 +408,59 @@ def service_seconds(office: LivePostOffice) -> list[float]:
     with Session(office.engine) as session:
         return [(row.processed_at - row.received_at).total_seconds()
                 for row in session.exec(select(InboundMail)).all() if row.processed_at is not None]
+
+
+@contextmanager
+def mail_servers() -> Iterator[tuple[Dovecot, SmtpServer]]:
+    """A private Dovecot with the service's mailbox, and an SMTP server that records what it gets."""
+    dovecot, smtp = Dovecot(dict([SERVICE])), SmtpServer()
+    dovecot.start()
+    smtp.start()
+    try:
+        yield dovecot, smtp
+    finally:
+        smtp.stop()
+        dovecot.remove()
+
+
+@contextmanager
+def scratch_dir() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="pbem-bench-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def write_config(scratch: Path, dovecot: Dovecot, smtp: SmtpServer, database: str | None = None) -> Path:
+    """The daemon's config: IMAP with IDLE and SMTP on the private servers; SQLite in the data
+    directory, or the `database` URL."""
+    data_dir = scratch / "data"
+    data_dir.mkdir()
+    path = scratch / "pbem.toml"
+    path.write_text(f"""
+[service]
+address = "{SERVICE[0]}"
+data_dir = "{data_dir}"
+
+[imap]
+host = "127.0.0.1"
+port = {dovecot.port}
+security = "none"
+username = "{SERVICE[0]}"
+password = "{SERVICE[1]}"
+poll_interval = 60
+idle = true
+
+[smtp]
+host = "127.0.0.1"
+port = {smtp.port}
+security = "none"
+
+[limits]
+invitations_per_day = 0
+""" + (f'\n[database]\nurl = "{database}"\n' if database else ""), encoding="utf-8")
+    return path
 
 
 def percentile(values: list[float], percent: int) -> float:
