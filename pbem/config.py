@@ -127,6 +127,16 @@ class ServiceConfig(_Table):
 
 class DatabaseConfig(_Table):
     url: str
+    retention_days: int = 30
+    """The raw text of a finished game's mails (and of mails of no game) is dropped this many
+    days later; results, the .mat and the Message-IDs stay."""
+
+    @field_validator("retention_days")
+    @classmethod
+    def _retention(cls, value: int) -> int:
+        if not 1 <= value <= 36500:
+            raise ValueError(f"must be a number of days from 1 to 36500, got {value!r}")
+        return value
 
     @field_validator("url")
     @classmethod

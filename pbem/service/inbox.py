@@ -84,6 +84,8 @@ def handle_mail(
         talk.say_template(Notice.TOO_LARGE, limit=config.limits.max_mail_bytes // 1000)
     else:
         _run(talk, mail)
+    if len(talk.news) == 1:  # the mail was about one match: its text is kept while that match runs
+        inbound.match_id = next(iter(talk.news))
     send_letters(talk)
 
 
@@ -296,7 +298,7 @@ def send_letters(talk: Conversation) -> None:
         clocks.sync(news.table, config, talk.now)
     for player, table, letter in talk.letters():
         message = compose(letter, config.service.address, config.service.name, talk.now)
-        queue_mail(talk.session, message)
+        queue_mail(talk.session, message).match_id = None if table is None else table.id
         seat = None if table is None else table.seat_of(player)
         if table is not None and seat is not None:
             table.add_to_thread(seat, str(message["Message-ID"]))

@@ -41,7 +41,7 @@ class InboundMail(SQLModel, table=True):
     processed_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
     match_id: int | None = Field(default=None, index=True)
     """The match the mail was about, if any: its raw text is kept while the match runs."""
-    pruned_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    pruned_at: datetime | None = Field(sa_type=UTCDateTime, default=None, index=True)
     """When ``raw`` was emptied by the retention job (the row stays, so a re-delivered mail is
     still recognised as applied)."""
 
@@ -62,9 +62,7 @@ class OutboundMail(SQLModel, table=True):
     next_attempt_at: datetime = Field(sa_type=UTCDateTime)
     last_error: str = Field(sa_type=Text, default="")
     match_id: int | None = Field(default=None, index=True)
-    """The match the answer was about, if any: its raw text is kept while the match runs."""
-    pruned_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
-    """When ``raw`` was emptied by the retention job."""
+    """The match the answer was about, if any: the answer is kept while the match runs."""
 
 
 class InboundAttempt(SQLModel, table=True):
