@@ -269,9 +269,10 @@ def test_games_against_the_assistant_are_not_rated():
     assert not ratings.is_rated(table("assistant@pbem.invalid"))
 
 
-def test_pbem_serve_runs_the_clock_job_and_the_review_job(config):
-    clock, review = periodic_jobs(config)
+def test_pbem_serve_runs_the_clock_job_the_review_job_and_retention(config):
+    clock, review, retention = periodic_jobs(config)
     assert clock.name == "check-clocks" and clock.interval == timedelta(minutes=1)
+    assert retention.name == "retention" and retention.interval == timedelta(hours=1)
     assert review.name == "review-games" and review.interval == timedelta(seconds=5)
     assert review.stop is not None and review.close is not None
     review.close()
