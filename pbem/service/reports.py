@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO, cast
 
-from sqlalchemy import and_
-from sqlalchemy.orm import QueryableAttribute, aliased, defer
+from sqlalchemy.orm import QueryableAttribute, defer
 from sqlmodel import Session, col, select
-from sqlmodel.sql.expression import Select
+from sqlmodel.sql.expression import SelectOfScalar
 
 from pbem.config import Config
 from pbem.rules import matfile
@@ -66,24 +65,19 @@ class GamesWanted:
 _GAME_COLUMN = cast(QueryableAttribute[Any], MatchRecord.game)
 
 
-def games_query(wanted: GamesWanted, player_id: int | None) -> Select[MatchRecord, Seat, Seat]:
-    """One indexed query for a page of matches with both seats, ``limit + 1`` rows (the last
-    one only shows that there are more): the primary key, ``ix_matches_status`` or
-    ``ix_seats_player_id`` find the rows, never a scan of every match; the game in progress,
-    the biggest column, is not read."""
-    seats = (aliased(Seat), aliased(Seat))
-    query = select(MatchRecord, seats[0], seats[1])
-    for number in (0, 1):
-        query = query.join(seats[number], and_(col(seats[number].match_id) == MatchRecord.id,
-                                               col(seats[number].number) == number))
+def games_query(wanted: GamesWanted, player_id: int | None) -> SelectOfScalar[int | None]:
+    """The ids of a page of matches, ``limit + 1`` of them (the last one only shows that there
+    are more), read in order from the primary key, ``ix_matches_status`` or ``ix_seats_player_id``
+    so that the LIMIT ends the search: never a scan or a sort of every match.  The page's rows
+    are then read by id (a join here would let SQLite's planner scan every seat first)."""
+    query = select(col(MatchRecord.id))
     if wanted.status is not None:
         query = query.where(MatchRecord.status == wanted.status.value)
     if player_id is not None:
         query = query.where(col(MatchRecord.id).in_(select(Seat.match_id).where(Seat.player_id == player_id)))
     if wanted.before is not None:
         query = query.where(col(MatchRecord.id) < wanted.before)
-    return (query.options(defer(_GAME_COLUMN))
-            .order_by(col(MatchRecord.id).desc()).limit(wanted.limit + 1))
+    return query.order_by(col(MatchRecord.id).desc()).limit(wanted.limit + 1)
 
 
 def games_rows(session: Session, config: Config,
@@ -96,25 +90,32 @@ def games_rows(session: Session, config: Config,
         player_id = session.exec(select(Player.id).where(Player.address == wanted.player.lower())).first()
         if player_id is None:
             return rows, None
-    found = session.exec(games_query(wanted, player_id)).all()
-    ids = {seat.player_id for _, *seats in found for seat in seats}
-    players = {player.id: player for player in session.exec(select(Player).where(col(Player.id).in_(ids))).all()}
-    for record, seat0, seat1 in found[:wanted.limit]:
-        player0, player1 = players[seat0.player_id], players[seat1.player_id]
-        table = Table(record, (seat0, seat1), (player0, player1), Score.from_dict(record.score), None)
+    found = [match_id for match_id in session.exec(games_query(wanted, player_id)).all() if match_id is not None]
+    page = found[:wanted.limit]
+    # The page's rows by primary key, without the game in progress (the biggest column).
+    records = session.exec(select(MatchRecord).where(col(MatchRecord.id).in_(page)).options(defer(_GAME_COLUMN))
+                           .order_by(col(MatchRecord.id).desc())).all()
+    seats = {(seat.match_id, seat.number): seat
+             for seat in session.exec(select(Seat).where(col(Seat.match_id).in_(page))).all()}
+    players = {player.id: player for player in session.exec(
+        select(Player).where(col(Player.id).in_({seat.player_id for seat in seats.values()}))).all()}
+    for record in records:
+        assert record.id is not None
+        pair = (seats[record.id, 0], seats[record.id, 1])
+        table = Table(record, pair, (players[pair[0].player_id], players[pair[1].player_id]),
+                      Score.from_dict(record.score), None)
         acting = record.clock_seat
         running = clocks.running_clock(table, config)
         rows.append([
             str(table.id),
-            f"{player0.address} – {player1.address}",
+            f"{table.players[0].address} – {table.players[1].address}",
             format_name(table.score.rules) + ("" if record.options.get("rated", True) else ", unrated"),
             "{}-{}".format(*table.score.points),
             table.status.value,
             table.players[acting].address if acting is not None else "-",
             clocks.moment(running.timeout_at) if running is not None else "-",
         ])
-    more = found[wanted.limit - 1][0].id if len(found) > wanted.limit else None
-    return rows, more
+    return rows, (page[-1] if len(found) > wanted.limit else None)
 
 
 def players_rows(session: Session, now: datetime) -> list[list[str]]:
