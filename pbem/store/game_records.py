@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, Integer, Text
+from sqlalchemy import JSON, Column, Index, Integer, Text
 from sqlmodel import Field, SQLModel
 
 from pbem.rules.rating import START_RATING
@@ -35,6 +35,12 @@ class Player(SQLModel, table=True):
 
     __tablename__ = "players"
     __mapper_args__ = {"version_id_col": _PLAYER_VERSION}
+    __table_args__ = (
+        # The ``ratings`` answer reads the best in order and counts places from these, never the
+        # whole table (``pbem.service.ratings.standings``).
+        Index("ix_players_rating_match", "rating_match", "experience_match"),
+        Index("ix_players_rating_casual", "rating_casual", "experience_casual"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     version: int = Field(default=1, sa_column=_PLAYER_VERSION)

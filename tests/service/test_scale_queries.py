@@ -1,0 +1,67 @@
+"""Fast at scale: every statement that a move mail, the ``games`` and ``ratings`` mails and the
+clock job send finds its rows by an index, so that their cost does not grow with the games
+played (bench/scale_bench.py measures it on 100,000 games).  Read from SQLite's plans for the
+statements as sent, with their parameters unknown to the planner."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+import pytest
+from post_office import acts
+from sqlalchemy import event, update
+
+from pbem.service.clock_job import check_clocks
+from pbem.store.db import utc_now
+from pbem.store.game_records import MatchRecord
+
+GROWING = ("matches", "seats", "players", "finished_games", "inbound_mail", "outbound_mail", "review_jobs")
+"""The tables that grow with every game played."""
+_FULL_SCAN = re.compile(r"^SCAN (\w+)(?: AS \w+)?$")
+
+
+@contextmanager
+def statements(engine) -> Iterator[list[tuple[str, tuple]]]:
+    """The SELECT, UPDATE and DELETE statements sent on ``engine`` in the block, with parameters."""
+    sent: list[tuple[str, tuple]] = []
+
+    def record(_connection, _cursor, statement, parameters, _context, executemany) -> None:
+        if statement.lstrip().upper().startswith(("SELECT", "UPDATE", "DELETE")) and not executemany:
+            sent.append((statement, tuple(parameters)))
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+def full_scans(engine, sent: list[tuple[str, tuple]]) -> list[tuple[str, str]]:
+    """(table, statement) for every growing table a statement reads whole, not by an index."""
+    found = []
+    with engine.connect() as connection:
+        for statement, parameters in sent:
+            for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters):
+                scan = _FULL_SCAN.match(row[3])
+                if scan and scan.group(1) in GROWING:
+                    found.append((scan.group(1), statement))
+    return found
+
+
+@pytest.mark.sqlite_only
+def test_move_games_ratings_and_clock_job_read_by_index(opened_game):
+    office, anna, ben = opened_game
+    acts(office, ben, "roll")
+    move, record_id, now = ben.next_command(1), office.table().id, utc_now()
+    with statements(office.engine) as sent:  # what the service sends, not the test's own look-ups
+        assert move and ben.reply(move) and anna.write("games") and anna.write("ratings")
+        with office.engine.begin() as connection:  # the move reminder is due
+            connection.execute(update(MatchRecord).where(MatchRecord.id == record_id)
+                               .values(clock_started_at=now - timedelta(days=2, hours=1),
+                                       deadline_at=now - timedelta(hours=1)))
+        assert check_clocks(office.engine, office.config, now) == 1
+    assert len(sent) > 20
+    assert full_scans(office.engine, sent) == []
