@@ -194,7 +194,8 @@ def test_check_names_a_refused_smtp_server_and_a_bad_config(data_dir, dovecot, s
     path.write_text(path.read_text().replace(f"port = {smtp_server.port}", f"port = {free_port()}"))
     result = pbem_check(path)
     assert result.returncode == 1 and "SMTP 127.0.0.1:" in result.stdout and "connection refused" in result.stdout
-    path.write_text(path.read_text().replace('security = "none"\n\n', 'security = "tls"\n\n'))
+    before, smtp_security, after = path.read_text().rpartition('security = "none"')  # the [smtp] table's
+    path.write_text(before + 'security = "tls"' + after)
     result = pbem_check(path)
     assert result.returncode == 2 and "[smtp] security: must be ssl | starttls | none" in result.stderr
 
