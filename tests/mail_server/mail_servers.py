@@ -80,16 +80,16 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_for_port(port: int, timeout: float = START_SECONDS) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
+def _alive_in_group(group: int) -> bool:
+    """Whether a process of the process group still runs (zombies, which hold no socket, aside)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
+            fields = stat.read_text().rpartition(")")[2].split()
         except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            return True
+    return False
 
 
 def make_certificate(directory: Path) -> tuple[Path, Path]:
@@ -147,20 +147,35 @@ class Dovecot:
             internal_user=internal_user, port=self.port, ssl_port=self.ssl_port, settings=settings))
 
     def start(self) -> None:
+        """Start it and wait until it greets: a listening port alone could still be the socket of
+        a session process of the instance killed just before, which greets nobody."""
         self.process = subprocess.Popen([DOVECOT, "-c", str(self.config), "-F"], start_new_session=True,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + START_SECONDS
+        while not self._greets():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"dovecot did not start: {self.log()}")
+            time.sleep(0.02)
+
+    def _greets(self) -> bool:
         try:
-            wait_for_port(self.port)
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
+                return connection.recv(64).startswith(b"* OK")
         except OSError:
-            self.stop()
-            raise RuntimeError(f"dovecot did not start: {self.log()}") from None
+            return False
 
     def stop(self) -> None:
-        """Stop the server and every session process it started, as a crash or a reboot would."""
+        """Stop the server and every session process it started, as a crash or a reboot would;
+        returns once none of them is left (so a new instance gets the port)."""
         if self.process is not None:
-            os.killpg(self.process.pid, signal.SIGKILL)
+            group = self.process.pid
+            os.killpg(group, signal.SIGKILL)
             self.process.wait(timeout=START_SECONDS)
             self.process = None
+            deadline = time.monotonic() + START_SECONDS
+            while _alive_in_group(group) and time.monotonic() < deadline:
+                time.sleep(0.02)
 
     def restart(self) -> None:
         self.stop()
