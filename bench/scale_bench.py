@@ -1,0 +1,544 @@
+"""Whether the service stays fast when the database is big: 100,000 finished and 10,000 running games.
+
+    python bench/scale_bench.py [--finished 100000] [--running 10000] [--samples 15]
+                                [--postgresql | --database-url URL --empty-database-url URL]
+                                [--workdir DIR]
+
+Prints figures only.  The goals (issue 12): a move mail, the ``games`` and ``ratings`` mails and
+the clock job take at most 1.2× their time on an empty database; ``pbem games`` answers within
+1 s; the daemon stays under 200 MB.
+
+1. One single game is played through the real service (tests/service/post_office.py) and a
+   5-point match is started and played a few turns, on a scratch SQLite database: their rows
+   (match, seats, finished game, mails as stored) are the documents every bulk row copies.
+2. The empty database: a fresh schema.  The big one: the same schema, then bulk INSERTs of
+   players (one per five games, with ratings and experience), the finished and the running
+   matches with their seats, each finished match's finished game, and the mails as the
+   retention job leaves them: ``--mails`` incoming mail rows per finished game (their raw text
+   emptied, their answers deleted), one incoming and one outgoing mail whole per running game.  The running games' clocks run, their alarms due in the next days.
+   Anna, who plays in the probe, has 50 finished matches behind her there.
+3. The probe, the same on both databases with the same dice: Anna invites Ben and they play
+   ``--samples`` turns (each move mail timed from its delivery to the Maildir to its answers in
+   the outbox, the pipeline whole), Anna asks for ``games`` and ``ratings`` ``--samples``
+   times each, and the clock job runs ``--samples`` times with the probe match's move reminder
+   made due (and once more with nothing due).  Medians, and big / empty.
+4. ``pbem games`` run as a command (a new process each) on the big database: the first page,
+   ``--status running``, ``--player`` and a page far back with ``--before``.
+5. ``pbem serve`` on the big database until it has answered a move, a ``games`` and a
+   ``ratings`` mail and run the clock job: its resident memory (VmRSS and the peak VmHWM from
+   /proc), and its worker processes'.
+
+On SQLite the big database is built once into ``--workdir`` (default: a temporary directory)
+and copied before each run; ``--postgresql`` starts a private PostgreSQL server as the tests do
+(tests/postgres_server.py); ``--database-url`` and ``--empty-database-url`` name two databases
+of your own (``postgresql+psycopg://…``), whose pbem tables the bench drops and fills.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "service"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from post_office import LoadedDice, Player, PostOffice, invite_and_accept, play_to_end, text_of  # noqa: E402
+from sqlalchemy import Table, text, update  # noqa: E402
+from sqlalchemy.engine import Engine  # noqa: E402
+from sqlmodel import Session, SQLModel  # noqa: E402
+
+from pbem.config import Config, load_config  # noqa: E402
+from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir  # noqa: E402
+from pbem.service.clock_job import check_clocks  # noqa: E402
+from pbem.service.reports import GamesWanted, games_rows  # noqa: E402
+from pbem.store.db import create_schema, import_model_modules, make_engine, utc_now  # noqa: E402
+from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Seat  # noqa: E402
+from pbem.store.game_records import Player as PlayerRow  # noqa: E402
+from pbem.store.mail_records import InboundMail, OutboundMail  # noqa: E402
+
+CHUNK = 2000
+PROBE_HISTORY = 50
+"""Finished matches Anna has played on the big database before the probe."""
+ANNA, BEN = "anna@example.org", "ben@example.org"
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    table = getattr(model, "__table__")
+    assert isinstance(table, Table)
+    return table
+
+
+def write_config(directory: Path, url: str | None) -> Config:
+    """A config for the embedded default (Maildir in and out) on ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "data").mkdir(exist_ok=True)
+    database = f'[database]\nurl = "{url}"\n' if url else ""
+    path = directory / "pbem.toml"
+    path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{directory / "data"}"\n{database}',
+                    encoding="utf-8")
+    return load_config(path)
+
+
+# -- 1. the documents to copy ------------------------------------------------------------------
+
+
+@dataclass
+class Templates:
+    """Rows as the service wrote them, by table: a finished match and a running one."""
+
+    finished: dict[str, Any]
+    running: dict[str, Any]
+    seats_finished: list[dict[str, Any]]
+    seats_running: list[dict[str, Any]]
+    finished_game: dict[str, Any]
+    inbound: dict[str, Any]
+    outbound: dict[str, Any]
+
+
+def rows(engine: Engine, model: type[SQLModel], *where: Any) -> list[dict[str, Any]]:
+    with engine.connect() as connection:
+        return [dict(row) for row in connection.execute(table_of(model).select().where(*where)).mappings()]
+
+
+def play_templates(directory: Path) -> Templates:
+    """Play a single game to its end and a 5-point match a few turns through the service."""
+    shutil.rmtree(directory, ignore_errors=True)
+    config = write_config(directory, None)
+    office = PostOffice(config, LoadedDice(seed=3))
+    anna, ben = Player(office, ANNA, "Anna"), Player(office, BEN, "Ben")
+    finished = invite_and_accept(office, anna, ben, f"invite {BEN}")
+    play_to_end(office, (anna, ben), finished)
+    running = invite_and_accept(office, anna, ben, f"invite {BEN} match 5")
+    for _ in range(12):
+        play_turn(office, (anna, ben), running)
+    engine = office.engine
+    match_table = table_of(MatchRecord)
+    templates = Templates(
+        finished=rows(engine, MatchRecord, match_table.c.id == finished)[0],
+        running=rows(engine, MatchRecord, match_table.c.id == running)[0],
+        seats_finished=rows(engine, Seat, table_of(Seat).c.match_id == finished),
+        seats_running=rows(engine, Seat, table_of(Seat).c.match_id == running),
+        finished_game=rows(engine, FinishedGame, table_of(FinishedGame).c.match_id == finished)[0],
+        inbound=max(rows(engine, InboundMail), key=lambda row: len(row["raw"])),
+        outbound=max(rows(engine, OutboundMail), key=lambda row: len(row["raw"])),
+    )
+    engine.dispose()
+    return templates
+
+
+def play_turn(office: PostOffice, players: tuple[Player, Player], match_id: int) -> float:
+    """The player to act answers their last mail as a player would; returns the seconds from
+    delivering that mail to its answers in the outbox."""
+    table = office.table(match_id)
+    assert table.game is not None and table.game.to_act is not None, "the probe match ended"
+    seat = table.game.to_act
+    player = players[seat]
+    last = player.last_of(table.token(seat))
+    assert last is not None
+    command = player.next_command(seat, last)
+    assert command, text_of(last)
+    return timed(lambda: player.reply(command, to=last))
+
+
+def timed(work: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+# -- 2. the big database ---------------------------------------------------------------------
+
+
+def token(number: int) -> str:
+    """A unique game token of the service's alphabet ([a-z2-7]{26})."""
+    return base64.b32encode(number.to_bytes(16, "big")).decode().lower()[:26]
+
+
+def chunks(items: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    chunk: list[dict[str, Any]] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def insert(engine: Engine, model: type[SQLModel], items: Iterator[dict[str, Any]]) -> int:
+    count = 0
+    table = table_of(model)
+    for chunk in chunks(items):
+        with engine.begin() as connection:
+            connection.execute(table.insert(), chunk)
+        count += len(chunk)
+    return count
+
+
+def build_big(engine: Engine, templates: Templates, finished: int, running: int, mails: int, seed: int) -> None:
+    """Fill a fresh schema with ``finished`` + ``running`` matches (ids 1…), as described above."""
+    rng = random.Random(seed)
+    now = utc_now()
+    players = max(10, (finished + running) // 5)
+    anna_id, ben_id = players + 1, players + 2
+
+    def player_rows() -> Iterator[dict[str, Any]]:
+        for number in range(1, players + 3):
+            address = {anna_id: ANNA, ben_id: BEN}.get(number, f"player{number}@example.net")
+            rated = rng.random() < 0.8 or number in (anna_id, ben_id)
+            yield {"id": number, "version": 1, "address": address, "name": address.split("@")[0].title(),
+                   "language": None if number in (anna_id, ben_id) else rng.choice([None, "de", "en"]),
+                   "numbering": "own", "refuses_invitations": False,
+                   "created_at": now - timedelta(days=rng.uniform(30, 1500)),
+                   "rating_match": rng.gauss(1500, 120) if rated else 1500.0,
+                   "experience_match": rng.randint(1, 400) if rated else 0,
+                   "rating_casual": rng.gauss(1500, 100) if rated else 1500.0,
+                   "experience_casual": rng.randint(1, 200) if rated else 0,
+                   "vacation_until": None, "vacation_days": {}}
+
+    def opponents(number: int) -> tuple[int, int]:
+        if number <= PROBE_HISTORY:  # Anna's history
+            return (anna_id, rng.randint(1, players)) if number % 2 else (rng.randint(1, players), anna_id)
+        first = rng.randint(1, players)
+        return first, (first + rng.randint(1, players - 1) - 1) % players + 1
+
+    seated = [opponents(number) for number in range(1, finished + running + 1)]
+    created = sorted(now - timedelta(days=rng.uniform(3, 1500)) for _ in range(finished)) + sorted(
+        now - timedelta(days=rng.uniform(0, 3)) for _ in range(running))
+
+    def match_rows() -> Iterator[dict[str, Any]]:
+        for number in range(1, finished + running + 1):
+            done = number <= finished
+            row = dict(templates.finished if done else templates.running)
+            row.update(id=number, version=1, created_at=created[number - 1], rematch_of=None)
+            if done:
+                row.update(updated_at=created[number - 1] + timedelta(days=2),
+                           finished_at=created[number - 1] + timedelta(days=2))
+            else:
+                started = now - timedelta(hours=rng.uniform(0, 42))
+                row.update(updated_at=started, clock_started_at=started, alarms_given=0,
+                           deadline_at=started + timedelta(days=2))  # the move reminder, 6 h from now or later
+            yield row
+
+    def seat_rows() -> Iterator[dict[str, Any]]:
+        for number in range(1, finished + running + 1):
+            for seat in (templates.seats_finished if number <= finished else templates.seats_running):
+                yield {**seat, "match_id": number, "player_id": seated[number - 1][seat["number"]],
+                       "token": token(2 * number + seat["number"])}
+
+    def finished_game_rows() -> Iterator[dict[str, Any]]:
+        for number in range(1, finished + 1):
+            yield {**templates.finished_game, "id": number, "match_id": number,
+                   "finished_at": created[number - 1] + timedelta(days=2)}
+
+    def mail_rows(template: dict[str, Any], direction: str) -> Iterator[dict[str, Any]]:
+        """As after the retention job: a finished match keeps its incoming mails' rows without
+        their text, and no answers; a running one keeps its mails whole (here the last of each)."""
+        identity = 0
+        for number in range(1, finished + running + 1):
+            done = number <= finished
+            for each in range((mails if direction == "in" else 0) if done else 1):
+                identity += 1
+                row = {**template, "id": identity, "match_id": number,
+                       "message_id": f"<{direction}.{number}.{each}@bench.example.net>"}
+                if done:
+                    row.update(raw=b"", pruned_at=now, received_at=created[number - 1] + timedelta(days=1),
+                               processed_at=created[number - 1] + timedelta(days=1))
+                yield row
+
+    started = time.perf_counter()
+    counts = {
+        "players": insert(engine, PlayerRow, player_rows()),
+        "matches": insert(engine, MatchRecord, match_rows()),
+        "seats": insert(engine, Seat, seat_rows()),
+        "finished games": insert(engine, FinishedGame, finished_game_rows()),
+        "inbound mails": insert(engine, InboundMail, mail_rows(templates.inbound, "in")),
+        "outbound mails": insert(engine, OutboundMail, mail_rows(templates.outbound, "out")),
+    }
+    if engine.dialect.name == "postgresql":
+        with engine.begin() as connection:
+            for name in ("players", "matches", "seats", "finished_games", "inbound_mail", "outbound_mail"):
+                connection.execute(text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
+                                        f"(SELECT max(id) FROM {name}))"))
+            connection.execute(text("ANALYZE"))  # as autovacuum would soon after a load this size
+    print(f"  built in {time.perf_counter() - started:.0f} s: "
+          + ", ".join(f"{count:,} {name}" for name, count in counts.items()))
+
+
+def reset(engine: Engine) -> None:
+    """Drop pbem's tables (and Alembic's mark) from a database the bench fills, then a fresh schema."""
+    import_model_modules()
+    SQLModel.metadata.drop_all(engine)
+    with engine.begin() as connection:
+        connection.execute(text("DROP TABLE IF EXISTS alembic_version"))
+    create_schema(engine)
+
+
+# -- 3. the probe ----------------------------------------------------------------------------
+
+
+@dataclass
+class Probe:
+    office: PostOffice
+    players: tuple[Player, Player]
+    match_id: int
+    times: dict[str, list[float]] = field(default_factory=dict)
+
+
+def start_probe(config: Config) -> Probe:
+    """Anna invites Ben to a 7-point match, which Ben accepts."""
+    office = PostOffice(config, LoadedDice(seed=7, script=[(3, 1)]))
+    anna, ben = Player(office, ANNA, "Anna"), Player(office, BEN, "Ben")
+    return Probe(office, (anna, ben), invite_and_accept(office, anna, ben, f"invite {BEN} match 7"))
+
+
+MEASURES: dict[str, Callable[[Probe], float]] = {
+    "move mail": lambda probe: play_turn(probe.office, probe.players, probe.match_id),
+    "games mail": lambda probe: timed(lambda: probe.players[0].write("games")),
+    "ratings mail": lambda probe: timed(lambda: probe.players[0].write("ratings")),
+    "clock job": lambda probe: clock_reminder(probe.office, probe.match_id),
+    "clock job, nothing due": lambda probe: timed(lambda: check_clocks(probe.office.engine, probe.office.config,
+                                                                       utc_now())),
+}
+
+
+def measure(probes: list[Probe], samples: int) -> None:
+    """Every measure ``samples`` times on each probe in turn, first one, then the other first,
+    so that the other work on the machine weighs on both alike."""
+    for name, work in MEASURES.items():
+        for sample in range(samples):
+            for each in probes if sample % 2 == 0 else probes[::-1]:
+                each.times.setdefault(name, []).append(work(each))
+
+
+def clock_reminder(office: PostOffice, match_id: int) -> float:
+    """The clock job's run in which the probe match's move reminder is due (its clock turned
+    back 2 days 1 hour); the reminder is then sent, untimed."""
+    now = utc_now()
+    with office.engine.begin() as connection:
+        connection.execute(update(table_of(MatchRecord)).where(table_of(MatchRecord).c.id == match_id)
+                           .values(clock_started_at=now - timedelta(days=2, hours=1), alarms_given=0,
+                                   deadline_at=now - timedelta(hours=1)))
+    due: list[int] = []
+    seconds = timed(lambda: due.append(check_clocks(office.engine, office.config, now)))
+    assert due == [1], f"{due} matches had an alarm due"
+    office.file(office.run())
+    return seconds
+
+
+# -- 4. pbem games and 5. the daemon ---------------------------------------------------------
+
+
+def pbem_command() -> list[str]:
+    script = Path(sys.executable).parent / "pbem"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "pbem.cli"]
+
+
+def time_pbem_games(config: Config, finished: int) -> list[tuple[str, float, int]]:
+    """``pbem games`` with some options, each a process of its own: (options, seconds, lines)."""
+    results = []
+    for options in ([], ["--status", "running"], ["--status", "finished", "--limit", "100"], ["--player", ANNA],
+                    ["--before", str(finished // 2)], ["--player", "player7@example.net", "--status", "finished"]):
+        start = time.perf_counter()
+        done = subprocess.run([*pbem_command(), "games", "--config", str(config.source), *options],
+                              capture_output=True, text=True, check=True)
+        results.append((" ".join(options) or "(first page)", time.perf_counter() - start,
+                        len(done.stdout.splitlines())))
+    return results
+
+
+def time_games_query(config: Config, finished: int) -> list[tuple[str, float]]:
+    """The query and rows of ``pbem games`` alone, in this process: (options, seconds)."""
+    engine = make_engine(config.database.url)
+    results = []
+    try:
+        for name, wanted in (("(first page)", GamesWanted()), ("--status running", GamesWanted(MatchStatus.RUNNING)),
+                             ("--player " + ANNA, GamesWanted(player=ANNA)),
+                             (f"--before {finished // 2}", GamesWanted(before=finished // 2))):
+            with Session(engine) as session:
+                results.append((name, timed(lambda: games_rows(session, config, wanted))))
+    finally:
+        engine.dispose()
+    return results
+
+
+def memory_kb(pid: int) -> dict[str, int]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return {line.split(":")[0]: int(line.split()[1]) for line in status.splitlines()
+            if line.startswith(("VmRSS", "VmHWM"))}
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def daemon_memory(config: Config, result: Probe) -> tuple[dict[str, int], list[dict[str, int]], float]:
+    """Run ``pbem serve`` on the database until it has answered a move, a games and a ratings
+    mail; its memory and its workers', and the seconds that took."""
+    office = result.office
+    office.engine.dispose()
+    outbox, failed = config.outbox_dir / "new", config.inbox_dir / ".pbem.failed"
+
+    def shunted() -> int:
+        return sum(1 for path in failed.rglob("*") if path.is_file())
+
+    before, shunted_before = len(list(outbox.iterdir())), shunted()
+    table = office.table(result.match_id)
+    assert table.game is not None and table.game.to_act is not None
+    seat = table.game.to_act
+    player = result.players[seat]
+    last = player.last_of(table.token(seat))
+    command = player.next_command(seat, last)
+    assert last is not None and command
+    office.engine.dispose()
+    log = Path(str(config.source)).parent / "serve.log"
+    daemon = subprocess.Popen([*pbem_command(), "serve", "--config", str(config.source)],
+                              stdout=subprocess.DEVNULL, stderr=log.open("wb"))
+    start = time.perf_counter()
+    try:
+        for message in (compose_reply(player.sender, last, command),
+                        compose_mail(result.players[0].sender, config.service.address, "pbem", "games"),
+                        compose_mail(result.players[0].sender, config.service.address, "pbem", "ratings")):
+            deliver_to_maildir(config.inbox_dir, message)
+        while len(list(outbox.iterdir())) < before + 4:  # the move's two answers, the lists
+            problem = ("ended" if daemon.poll() is not None else "shunted a mail" if shunted() > shunted_before
+                       else "did not answer in 5 minutes" if time.perf_counter() - start > 300 else None)
+            if problem:
+                raise RuntimeError(f"pbem serve {problem}; its log {log}:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+        answered = time.perf_counter() - start
+        time.sleep(3)  # the clock job and the review job have run once
+        return memory_kb(daemon.pid), [memory_kb(child) for child in children(daemon.pid)], answered
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=60)
+
+
+# -- running it ------------------------------------------------------------------------------
+
+
+def median_ms(values: list[float]) -> float:
+    return statistics.median(values) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--finished", type=int, default=100_000, help="finished games (default 100,000)")
+    parser.add_argument("--running", type=int, default=10_000, help="running games (default 10,000)")
+    parser.add_argument("--mails", type=int, default=4, help="incoming mail rows per finished game (default 4)")
+    parser.add_argument("--samples", type=int, default=15, help="timings per figure (default 15)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--database-url", help="the big database, one of your own: pbem's tables in it are "
+                                               "dropped, then filled (with --empty-database-url)")
+    parser.add_argument("--empty-database-url", help="another of yours, for the empty database")
+    parser.add_argument("--postgresql", action="store_true",
+                        help="both on a private PostgreSQL server, as the tests start it")
+    parser.add_argument("--workdir", type=Path, help="keep the work (and on SQLite the big database) here")
+    args = parser.parse_args()
+    if bool(args.database_url) != bool(args.empty_database_url) or (args.database_url and args.postgresql):
+        parser.error("--database-url and --empty-database-url go together, and not with --postgresql")
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="pbem-scale-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    server = None
+    if args.postgresql:
+        from postgres_server import PostgresServer
+        server = PostgresServer()
+        server.start()
+    try:
+        run(args, workdir, server)
+    finally:
+        if server is not None:
+            server.stop()
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, workdir: Path, server: Any) -> None:
+    print(f"scale bench: {args.finished:,} finished and {args.running:,} running games, "
+          f"{args.samples} samples per figure, work in {workdir}")
+    started = time.perf_counter()
+    templates = play_templates(workdir / "templates")
+    print(f"  documents from a game played through the service in {time.perf_counter() - started:.0f} s "
+          f"(match row {len(str(templates.finished['game']))} chars of game, "
+          f"outbound mail {len(templates.outbound['raw']):,} bytes)")
+
+    def url(name: str) -> str | None:
+        if server is not None:
+            return str(server.new_database())
+        return args.empty_database_url if name == "empty" else args.database_url
+
+    shutil.rmtree(workdir / "empty", ignore_errors=True)
+    empty_config = write_config(workdir / "empty", url("empty"))
+    engine = make_engine(empty_config.database.url)
+    reset(engine)
+    engine.dispose()
+    empty = start_probe(empty_config)
+
+    big_url = url("big")
+    big_dir = workdir / "big"
+    built = workdir / f"big-{args.finished}-{args.running}-{args.mails}-{args.seed}.db"
+    if big_dir.exists():
+        shutil.rmtree(big_dir)
+    big_config = write_config(big_dir, big_url)
+    engine = make_engine(big_config.database.url)
+    sqlite_file = Path(engine.url.database or "") if engine.dialect.name == "sqlite" else None
+    if sqlite_file is not None and built.exists():
+        engine.dispose()
+        shutil.copyfile(built, sqlite_file)
+        print(f"  big database copied from {built}")
+    else:
+        reset(engine)
+        build_big(engine, templates, args.finished, args.running, args.mails, args.seed)
+        engine.dispose()
+        if sqlite_file is not None:
+            shutil.copyfile(sqlite_file, built)
+    if sqlite_file is not None:
+        print(f"  SQLite file: {sqlite_file.stat().st_size / 1e6:,.0f} MB")
+    big = start_probe(big_config)
+    measure([empty, big], args.samples)
+    empty.office.engine.dispose()
+    big.office.engine.dispose()
+
+    print(f"\n{'':24}{'empty':>10}{'big':>10}{'ratio':>8}   (medians; goal: ratio at most 1.2)")
+    for name in empty.times:
+        small_ms, big_ms = median_ms(empty.times[name]), median_ms(big.times[name])
+        print(f"  {name:22}{small_ms:8.1f}ms{big_ms:8.1f}ms{big_ms / small_ms:8.2f}")
+
+    print("\npbem games (a new process each; goal: at most 1 s)")
+    for options, seconds, lines in time_pbem_games(big_config, args.finished):
+        print(f"  {options:50}{seconds:6.2f} s  {lines} lines")
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import pbem.cli.loading, pbem.service.reports"], check=True)
+    print(f"  of which starting Python and importing what it needs: {time.perf_counter() - started:.2f} s; "
+          "the query and its rows alone:")
+    for options, seconds in time_games_query(big_config, args.finished):
+        print(f"  {options:50}{seconds * 1000:6.1f} ms")
+
+    memory, workers, answered = daemon_memory(big_config, big)
+    print(f"\npbem serve on the big database (goal: at most 200 MB): answered a move, games and ratings "
+          f"in {answered:.1f} s from its start")
+    print(f"  daemon: VmRSS {memory['VmRSS'] / 1024:.0f} MB, peak VmHWM {memory['VmHWM'] / 1024:.0f} MB")
+    for number, worker in enumerate(workers, start=1):
+        print(f"  worker {number}: VmRSS {worker['VmRSS'] / 1024:.0f} MB, peak VmHWM {worker['VmHWM'] / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
