@@ -271,7 +271,7 @@ def build_big(engine: Engine, templates: Templates, finished: int, running: int,
     }
     if engine.dialect.name == "postgresql":
         with engine.begin() as connection:
-            for name in ("players", "matches", "seats", "finished_games", "inbound_mail", "outbound_mail"):
+            for name in ("players", "matches", "finished_games", "inbound_mail", "outbound_mail"):
                 connection.execute(text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
                                         f"(SELECT max(id) FROM {name}))"))
             connection.execute(text("ANALYZE"))  # as autovacuum would soon after a load this size
