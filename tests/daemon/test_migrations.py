@@ -20,7 +20,9 @@ from post_office import LoadedDice, Player, PostOffice, text_of  # noqa: E402
 from pbem.cli import main  # noqa: E402
 from pbem.config import load_config  # noqa: E402
 from pbem.mail.local_client import compose_mail  # noqa: E402
-from pbem.store.db import head_revision, import_model_modules, make_engine  # noqa: E402
+from alembic.script import ScriptDirectory  # noqa: E402
+
+from pbem.store.db import MIGRATIONS, head_revision, import_model_modules, make_engine  # noqa: E402
 
 SCHEMA_2 = Path(__file__).resolve().parents[1] / "data" / "schema2" / "pbem.db"
 KEPT = {
@@ -93,3 +95,7 @@ def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_play
     old_mail = before["inbound_mail"][0]
     (config.inbox_dir / "new" / "again").write_bytes(old_mail[3])
     assert office.run() == []  # a mail applied before the upgrade is not applied again
+
+
+def test_the_head_revision_the_program_names_is_the_newest_migration():
+    assert head_revision() == ScriptDirectory(str(MIGRATIONS)).get_current_head()
