@@ -292,6 +292,45 @@ _STAKE_WORDS = ("stake", "einsatz")
 
 
 
+_GERMAN_KEYWORDS = frozenset((
+    "annehmen", "ablehnen", "würfeln", "wuerfeln", "doppeln", "biber", "$aufgeben", "revanche",
+    "brett", "spiele", "rangliste", "stopp", "hilfe", "ja", "bestätigen", "bestaetigen", "sprache",
+    "zählung", "zaehlung", "urlaub", "einladen", "gegen", "abrechnen",
+))
+_ENGLISH_KEYWORDS = frozenset((
+    "accept", "decline", "roll", "double", "take", "drop", "beaver", "$quit", "rematch", "board",
+    "games", "ratings", "stop", "help", "yes", "confirm", "lang", "numbering", "vacation", "invite",
+    "play", "settle",
+))
+_GERMAN_WORDS = frozenset((
+    "und", "ich", "nicht", "der", "die", "das", "ist", "bitte", "danke", "hallo", "mit", "für",
+    "fuer", "ein", "eine", "du", "sie", "wir", "mein", "dein", "gut", "spiel", "zug", "gruß",
+    "grüße", "viele", "liebe", "lieber", "schöne", "auch", "noch", "heute", "morgen", "aber",
+))
+_ENGLISH_WORDS = frozenset((
+    "and", "i", "not", "the", "is", "please", "thanks", "thank", "hello", "hi", "with", "for", "a",
+    "an", "you", "we", "my", "your", "good", "game", "move", "regards", "best", "dear", "nice",
+    "also", "still", "today", "tomorrow", "but",
+))
+
+
+def written_in(new_text: str, subject: str = "") -> str | None:
+    """The language a mail is written in, ``de`` or ``en``, as far as its words tell; None when
+    they do not.  The command keywords decide (``hilfe`` is German, ``help`` English); failing
+    those, the common words of the text (a note, a greeting) do."""
+    lines = [line.strip().lower().rstrip(".!") for line in (new_text or subject).splitlines()]
+    keywords = [line.split()[0] for line in lines if line.split()]
+    german = sum(word in _GERMAN_KEYWORDS for word in keywords)
+    english = sum(word in _ENGLISH_KEYWORDS for word in keywords)
+    if german == english:
+        words = [word.strip(".,;:!?()\"'") for line in lines for word in line.split()]
+        german = sum(word in _GERMAN_WORDS for word in words)
+        english = sum(word in _ENGLISH_WORDS for word in words)
+    if german == english:
+        return None
+    return "de" if german > english else "en"
+
+
 def parse_commands(new_text: str, subject: str = "") -> list[Command]:
     """The commands, moves, notes and errors of a mail, in the order written.
 

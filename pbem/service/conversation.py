@@ -87,6 +87,8 @@ class Conversation:
     the short help."""
     reply_token: str | None = None
     """A confirmation token for the general letter's Reply-To (account commands held for proof)."""
+    written_language: str | None = None
+    """The language the sender's mail is written in: theirs until they have one saved."""
 
     # -- recording ------------------------------------------------------------------------
 
@@ -138,7 +140,10 @@ class Conversation:
     # -- helpers --------------------------------------------------------------------------
 
     def language(self, player: Player) -> str:
-        return player.language or self.config.service.language
+        """The player's saved language; for a sender without one, that of their mail; else the
+        service's."""
+        written = self.written_language if player.id == self.sender.id else None
+        return player.language or written or self.config.service.language
 
     def sender_context(self) -> dict[str, Any]:
         return {"numbering": self.sender.numbering, "colour": "white", "service": self.config.service}

@@ -30,7 +30,7 @@ from urllib.parse import unquote
 from sqlmodel import Session, select
 
 from pbem import commands
-from pbem.config import Config
+from pbem.config import LANGUAGES, Config
 from pbem.mail.composing import compose, parse_game_message_id
 from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail,
                                subject_text)
@@ -79,7 +79,7 @@ def handle_mail(
         return
     sender = invitations.player_for(session, mail.sender)
     talk = Conversation(session, config, sender, Answering(mail.message_id, tuple(mail.references)), dice,
-                        now or utc_now())
+                        now or utc_now(), written_language=_language_of(mail))
     if mail.too_large:
         talk.say_template(Notice.TOO_LARGE, limit=config.limits.max_mail_bytes // 1000)
     else:
@@ -87,6 +87,13 @@ def handle_mail(
     if len(talk.news) == 1:  # the mail was about one match: its text is kept while that match runs
         inbound.match_id = next(iter(talk.news))
     send_letters(talk)
+
+
+def _language_of(mail: IncomingMail) -> str | None:
+    """The mail's language: its Content-Language when that is one of ours, else its words."""
+    if mail.language_hint in LANGUAGES:
+        return mail.language_hint
+    return commands.written_in(mail.new_text, subject_text(mail.subject))
 
 
 def _reading_context(session: Session, config: Config) -> ReadingContext:
@@ -122,6 +129,9 @@ def _run(talk: Conversation, mail: IncomingMail) -> None:
     proven = table is not None or confirmation is not None
     if proven and mail.sender_name and mail.sender_name != talk.sender.name:
         talk.sender.name = mail.sender_name  # a name is taken only from a mail that proves its sender
+        talk.session.add(talk.sender)
+    if proven and talk.sender.language is None and talk.written_language is not None:
+        talk.sender.language = talk.written_language  # so is the language they write in
         talk.session.add(talk.sender)
     if found is not None:
         talk.news_of(found[0])

@@ -124,8 +124,8 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
         return
     if _settle_refused(talk, command.options):
         return
-    if invitee.language is None and command.options.language:
-        invitee.language = command.options.language
+    if invitee.language is None:  # the invitation's language, else the inviter's
+        invitee.language = command.options.language or talk.language(talk.sender)
         talk.session.add(invitee)
     _open_match(talk, (talk.sender, invitee), command.options)
 

@@ -84,13 +84,13 @@ def test_a_forged_sender_cannot_change_anybodys_settings(opened_game):
     confirmation = next(mail for mail in ben.inbox if "numbering fixed" in text_of(mail))
     ben.reply("yes", to=confirmation)
     players = {address: (language, numbering) for address, language, numbering in office.snapshot()[1]}
-    assert players["ben@example.org"] == (None, "fixed")
+    assert players["ben@example.org"] == ("en", "fixed")  # (his own mail, in English, saves his language)
     # a confirmation answered twice, or by someone else, does nothing more
     ben.reply("yes", to=confirmation)
     forged = compose_reply("Eve <eve@example.net>", next(m for m in ben.inbox if "lang de" in text_of(m)), "")
     office.file(office.deliver(forged))
     players = {address: (language, numbering) for address, language, numbering in office.snapshot()[1]}
-    assert players["ben@example.org"] == (None, "fixed")
+    assert players["ben@example.org"] == ("en", "fixed")  # (his own mail, in English, saves his language)
 
 
 def test_account_commands_with_the_players_token_need_no_confirmation(opened_game):
