@@ -33,6 +33,8 @@ class Attachment:
     filename: str
     content_type: str
     data: bytes
+    charset: str | None = None
+    """For a text attachment: the encoding of ``data``, declared so clients show "ü" as "ü"."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,8 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
             html_part.set_param("type", "text/html")  # RFC 2387: the type of the related root
     for attachment in letter.attachments:
         maintype, _, subtype = attachment.content_type.partition("/")
-        message.add_attachment(attachment.data, maintype=maintype, subtype=subtype, filename=attachment.filename)
+        message.add_attachment(attachment.data, maintype=maintype, subtype=subtype, filename=attachment.filename,
+                               params={"charset": attachment.charset} if attachment.charset else None)
     message["Content-Language"] = letter.language  # after the body: setting content clears Content-*
     return message
 

@@ -156,7 +156,7 @@ def _finish_match(talk: Conversation, table: Table) -> None:
     names = (table.players[0].display_name, table.players[1].display_name)
     text = matfile.match_text(games, names)
     filename = f"pbem-{table.id}-{names[0]}-{names[1]}.mat".replace(" ", "_")
-    talk.news_of(table).attachments.append(Attachment(filename, "text/plain", text.encode("utf-8")))
+    talk.news_of(table).attachments.append(Attachment(filename, "text/plain", text.encode("utf-8"), charset="utf-8"))
 
 
 def _queue_review(talk: Conversation, table: Table, game: rules.Game, totals: bool) -> None:

@@ -181,3 +181,11 @@ def test_an_opponent_without_a_move_is_mentioned() -> None:
                      last_move=LastMove(before=AFTER_HIT.swap(), play=()))
     assert "Ben could not move." in render_text_board(view, "en")
     assert "Ben konnte nicht ziehen." in render_text_board(view, "de")
+
+
+@pytest.mark.parametrize(("language", "one", "many"), [("en", "1 pip,", "2 pips,"), ("de", "1 Auge,", "2 Augen,")])
+def test_one_pip_is_singular(language: str, one: str, many: str) -> None:
+    view = BoardView(position=Position(mover=side(p1=1), opponent=side(p2=1)), numbering=Numbering.OWN,
+                     colour=Colour.WHITE, viewer_name="A", opponent_name="B", turn=Who.VIEWER, dice=(1, 1))
+    text = render_text_board(view, language)
+    assert one in text and many in text

@@ -341,7 +341,8 @@ def attachment(mail: EmailMessage, suffix: str) -> str | None:
     """The text of the mail's attachment whose file name ends with ``suffix``."""
     for part in mail.iter_attachments():
         if (part.get_filename() or "").endswith(suffix):
-            return part.get_content() if isinstance(part.get_content(), str) else part.get_content().decode()
+            assert part.get_content_type() == "text/plain" and part.get_param("charset") == "utf-8", part
+            return str(part.get_content())
     return None
 
 
