@@ -44,7 +44,7 @@ from pbem.mail.connecting import PermanentRefusal
 from pbem.mail.sinks import OutboundSink
 from pbem.mail.reading import message_id_of, sender_and_subject
 from pbem.mail.sources import InboundSource, SourceMessage
-from pbem.store.db import claimed, session_scope, utc_now
+from pbem.store.db import claim, session_scope, utc_now
 from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 log = logging.getLogger(__name__)
@@ -124,30 +124,34 @@ class MailPipeline:
         return results
 
     async def process(self, message: SourceMessage) -> InboxResult:
-        result = await asyncio.to_thread(self._apply, message.raw)
-        if result.outcome is Outcome.IN_HAND:
-            log.debug("inbox %s: %s", result.message_id, result.outcome.value)
-            return result
-        if result.outcome is Outcome.FAILED:
-            await self.source.mark_failed(message.key, result.reason)
-        else:
-            await self.source.mark_done(message.key)
+        """Claim the mail, apply it (in a worker thread, so a slow handler does not stall the
+        event loop), put it away, and only then release the claim: another daemon that read the
+        same mail finds it applied and already moved."""
+        message_id = message_id_of(message.raw)
+        release = await asyncio.to_thread(claim, self.engine, message_id)
+        if release is None:
+            log.debug("inbox %s: %s", message_id, Outcome.IN_HAND.value)
+            return InboxResult(Outcome.IN_HAND, message_id)
+        try:
+            result = await asyncio.to_thread(self._apply, message.raw, message_id)
+            if result.outcome is Outcome.FAILED:
+                await self.source.mark_failed(message.key, result.reason)
+            else:
+                await self.source.mark_done(message.key)
+        finally:
+            await asyncio.to_thread(release)
         log.info("inbox %s: %s%s", result.message_id, result.outcome.value,
                  f" ({result.reason})" if result.reason else "")
         return result
 
-    def _apply(self, raw: bytes) -> InboxResult:
-        """Runs in a worker thread, so a slow handler does not stall the event loop."""
-        message_id = message_id_of(raw)
-        with claimed(self.engine, message_id) as mine:
-            if not mine:
-                return InboxResult(Outcome.IN_HAND, message_id)
-            return self._apply_claimed(raw, message_id)
-
-    def _apply_claimed(self, raw: bytes, message_id: str) -> InboxResult:
+    def _apply(self, raw: bytes, message_id: str) -> InboxResult:
         with session_scope(self.engine) as session:
             previous = self._find_inbound(session, message_id)
-            if previous is not None and previous.state != InboundState.FAILED:
+            if previous is not None and previous.state == InboundState.FAILED:
+                # Shunted before (by this daemon before a crash, or by another one meanwhile):
+                # put aside again, not applied again, until the operator requeues it.
+                return InboxResult(Outcome.FAILED, message_id, previous.reason)
+            if previous is not None and previous.state != InboundState.REQUEUED:
                 return InboxResult(Outcome.ALREADY_DONE, message_id)
             deaths = self._count_attempt(session, message_id)
         if deaths >= MAX_DEATHS:
@@ -220,7 +224,7 @@ class MailPipeline:
     def _is_processed(self, message_id: str) -> bool:
         with session_scope(self.engine) as session:
             inbound = self._find_inbound(session, message_id)
-            return inbound is not None and inbound.state != InboundState.FAILED
+            return inbound is not None and inbound.state not in (InboundState.FAILED, InboundState.REQUEUED)
 
     @staticmethod
     def _find_inbound(session: Session, message_id: str) -> InboundMail | None:

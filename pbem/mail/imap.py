@@ -94,6 +94,10 @@ class ImapSession:
         if config.security == "starttls":
             await self._starttls(context)
         response = await self._call(self._client.login(config.username, config.password.get_secret_value()))
+        if response.result != "OK" and "[LIMIT]" in _text(response):  # RFC 5530: too many connections
+            raise MailServerError(f"login as {config.username} refused ({_text(response)}): the server allows "
+                                  "no more connections for this user; run fewer daemons (each holds two) "
+                                  "or raise the server's limit (Dovecot: mail_max_userip_connections)")
         if response.result != "OK":
             raise LoginRefused(f"login as {config.username} refused ({_text(response)}); "
                                "check username and password")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -95,29 +95,38 @@ def session_scope(engine: Engine) -> Iterator[Session]:
             raise
 
 
-@contextmanager
-def claimed(engine: Engine, key: str) -> Iterator[bool]:
-    """Claim ``key`` (a mail's Message-ID) for this process while the block runs; yields False
-    when another process holds it.
+def claim(engine: Engine, key: str) -> Callable[[], None] | None:
+    """Claim ``key`` (a mail's Message-ID) for this process; returns the function that releases
+    it, or None when another process holds it.
 
     On PostgreSQL, several daemons may read the same mail from one mailbox: a session advisory
-    lock, held on a connection of its own, lets exactly one apply it, and it is released when the
-    block ends or the process dies (its connection closes).  On SQLite only one daemon runs per
-    file (``pbem serve`` refuses a second), so every claim succeeds.
+    lock, held on a connection of its own, lets exactly one apply it and put it away; it is
+    released by the function returned, or when the process dies (its connection closes).  On
+    SQLite only one daemon runs per file (``pbem serve`` refuses a second), so every claim
+    succeeds.
     """
     if engine.dialect.name != "postgresql":
-        yield True
-        return
+        return lambda: None
     number = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
-    with engine.connect() as connection:
+    connection = engine.connect()
+    try:
         mine = bool(connection.execute(text("SELECT pg_try_advisory_lock(:key)"), {"key": number}).scalar())
         connection.commit()
+    except BaseException:
+        connection.close()
+        raise
+    if not mine:
+        connection.close()
+        return None
+
+    def release() -> None:
         try:
-            yield mine
+            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": number})
+            connection.commit()
         finally:
-            if mine:
-                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": number})
-                connection.commit()
+            connection.close()
+
+    return release
 
 
 def import_model_modules() -> None:

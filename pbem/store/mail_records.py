@@ -23,6 +23,9 @@ class InboundState(StrEnum):
     APPLIED = "applied"
     IGNORED = "ignored"
     FAILED = "failed"
+    """Shunted: put aside for the operator; the same mail read again is put aside again."""
+    REQUEUED = "requeued"
+    """A shunted mail the operator put back (``pbem requeue``): it is applied when read again."""
 
 
 class InboundMail(SQLModel, table=True):

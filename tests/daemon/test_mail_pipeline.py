@@ -13,6 +13,7 @@ import pytest
 from sqlmodel import select
 
 import echo_handlers
+from pbem.cli import main
 from pbem.daemon.pipeline import MailPipeline, Outcome, retry_delay
 from pbem.mail.sinks import MaildirSink
 from pbem.mail.reading import message_id_of
@@ -125,15 +126,28 @@ def test_a_handler_exception_shunts_the_mail_and_the_rest_continues(pipeline, en
     assert len(files(config.inbox_dir / DONE_FOLDER)) == 2
 
 
-def test_a_shunted_mail_put_back_is_tried_again(pipeline, engine, config):
+def test_a_shunted_mail_is_put_aside_again_until_it_is_requeued(pipeline, engine, config, config_file):
     deliver(config.inbox_dir, "1.a", mail("boom", "<b@x>"))
     asyncio.run(pipeline.read_inbox())
     pipeline.handler = lambda session, raw, inbound: None
     failed = files(config.inbox_dir / FAILED_FOLDER)[0]
-    failed.rename(config.inbox_dir / "new" / failed.name)
+    failed.rename(config.inbox_dir / "new" / failed.name)  # read again (another daemon, a crash)
+    assert [r.outcome for r in asyncio.run(pipeline.read_inbox())] == [Outcome.FAILED]
+    assert files(config.inbox_dir) == [] and len(files(config.inbox_dir / FAILED_FOLDER)) == 1
+    assert main(["requeue", "<b@x>", "--config", str(config_file)]) == 0
+    assert inbound_rows(engine)[0].state == InboundState.REQUEUED
     assert [r.outcome for r in asyncio.run(pipeline.read_inbox())] == [Outcome.APPLIED]
     [row] = inbound_rows(engine)
     assert row.state == InboundState.APPLIED and row.reason == ""
+
+
+def test_requeue_clears_the_record_of_a_shunted_mail_removed_by_hand(pipeline, engine, config, config_file, capsys):
+    deliver(config.inbox_dir, "1.a", mail("boom", "<b@x>"))
+    asyncio.run(pipeline.read_inbox())
+    files(config.inbox_dir / FAILED_FOLDER)[0].unlink()
+    assert main(["requeue", "--all", "--config", str(config_file)]) == 0
+    assert "1 record of shunted mail cleared" in capsys.readouterr().out
+    assert main(["status", "--config", str(config_file)]) == 0
 
 
 def test_the_handler_may_ignore_a_mail(pipeline, engine, config):

@@ -113,9 +113,10 @@ class Dovecot:
     the directory is made theirs; run as anyone else, everything runs as that user.
     """
 
-    def __init__(self, users: dict[str, str], tls: bool = False, capabilities: str | None = None) -> None:
+    def __init__(self, users: dict[str, str], tls: bool = False, capabilities: str | None = None,
+                 settings: str = "") -> None:
         """`capabilities` replaces the IMAP capabilities Dovecot announces after the login (to play
-        an older server without MOVE, say)."""
+        an older server without MOVE, say); `settings` are more lines of its config."""
         self.users = dict(users)
         self.root = Path(tempfile.mkdtemp(prefix="pbem-dovecot-"))
         self.port = free_port()
@@ -126,10 +127,11 @@ class Dovecot:
             (self.root / sub).mkdir()
         (self.root / "passwd").write_text(
             "".join(f"{user}:{{PLAIN}}{password}\n" for user, password in self.users.items()))
-        settings = "ssl = no"
+        extra, settings = settings, "ssl = no"
         if tls:
             self.cert, key = make_certificate(self.root)
             settings = f"ssl = yes\nssl_cert = <{self.cert}\nssl_key = <{key}"
+        settings += f"\n{extra}"
         if os.getuid() == 0:
             mail_user = pwd.getpwnam("nobody")
             login_user, internal_user = "dovenull", "dovecot"

@@ -17,8 +17,8 @@ from mail_servers import Dovecot, SmtpServer, free_port
 from pydantic import SecretStr
 
 from pbem.config import ImapConfig, SmtpConfig
-from pbem.mail.connecting import LoginRefused
-from pbem.mail.imap import ImapSource
+from pbem.mail.connecting import LoginRefused, MailServerError
+from pbem.mail.imap import ImapSession, ImapSource
 from pbem.mail.smtp import SmtpSink
 
 WRONG = "Tr0ub4dor&3-not-the-password"
@@ -83,6 +83,27 @@ def test_servers_without_move_get_copy_delete_and_expunge(capabilities):
         (done,) = server.messages(SERVICE[0], "pbem.done")
         assert b"Subject: 1" in done
         assert server.pending(SERVICE[0]) == 1
+    finally:
+        server.remove()
+
+
+def test_a_server_at_its_connection_limit_is_named_as_such_not_as_a_wrong_password():
+    server = Dovecot(dict([SERVICE]), settings="mail_max_userip_connections = 1")
+    server.start()
+    try:
+        async def two_sessions() -> str:
+            first = await ImapSession.open(imap_config(server), timeout=5)
+            try:
+                await ImapSession.open(imap_config(server), timeout=5)
+            except MailServerError as refused:
+                assert not isinstance(refused, LoginRefused)
+                return str(refused)
+            finally:
+                await first.close()
+            raise AssertionError("a second session was allowed")
+
+        said = asyncio.run(two_sessions())
+        assert "allows no more connections" in said and "mail_max_userip_connections" in said, said
     finally:
         server.remove()
 
