@@ -19,6 +19,7 @@ language or a player's numbering read it from there:
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from datetime import timedelta
 from functools import cache
@@ -129,10 +130,33 @@ def _check_language(language: str) -> None:
 
 
 def render(name: str, language: str, /, **context: Any) -> str:
-    """``templates/<language>/<name>`` rendered with ``context``; an error if it does not exist."""
+    """``templates/<language>/<name>`` rendered with ``context``; an error if it does not exist.
+
+    A plain-text template's lines of prose are wrapped (:func:`wrap_prose`)."""
     _check_language(language)
     template = environment().get_template(f"{language}/{name}")
-    return template.render(language=language, **context)
+    text = template.render(language=language, **context)
+    return wrap_prose(text) if name.endswith(".txt") else text
+
+
+MAX_LINE = 78
+"""No line of a mail's text part is longer (RFC 5322 2.1.1 recommends 78)."""
+WRAP_WIDTH = 72
+
+
+def wrap_prose(text: str) -> str:
+    """Every line longer than MAX_LINE wrapped at WRAP_WIDTH with ``textwrap``, its continuation
+    lines indented like it; shorter lines (the board, the identifiers, command examples) stay as
+    they are.  A word longer than a line (an address, a link) is never broken."""
+    lines = []
+    for line in text.split("\n"):
+        if len(line) <= MAX_LINE:
+            lines.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        lines += textwrap.wrap(line, WRAP_WIDTH, subsequent_indent=indent, break_long_words=False,
+                               break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 def explain(

@@ -9,7 +9,7 @@ from email.message import EmailMessage
 import pytest
 from conftest import SERVICE
 from live_office import LivePostOffice
-from post_office import LoadedDice, Player, acts, invite_and_accept, recipient, refused, text_of
+from post_office import prose_of, LoadedDice, Player, acts, invite_and_accept, recipient, refused, text_of
 
 from pbem.mail.local_client import compose_mail, compose_reply
 
@@ -28,7 +28,7 @@ def changes_nothing(office: LivePostOffice, player: Player, message: EmailMessag
     assert office.snapshot()[0] == before[0]
     assert [recipient(mail) for mail in sent] == [player.address] and office.outbound_count() == count + 1
     assert sent[0]["In-Reply-To"] == message["Message-ID"]
-    assert says in text_of(sent[0]), text_of(sent[0])
+    assert says in prose_of(sent[0]), text_of(sent[0])
 
 
 def test_forged_guessed_replayed_and_stale_mails_change_nothing(office):
@@ -66,7 +66,7 @@ def test_a_mail_over_the_size_limit_is_refused_politely(office):
         return anna.post(message)
 
     (answer,) = office.run(script, poll_interval=FAST_POLL)
-    assert "larger than 20 kB" in text_of(answer)
+    assert "larger than 20 kB" in prose_of(answer)
     assert office.matches() == []
 
 

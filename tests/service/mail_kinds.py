@@ -19,10 +19,10 @@ _WORDS = {
 }
 
 
-def play_every_kind(config, language: str) -> dict[str, EmailMessage]:
+def play_every_kind(config, language: str, names: tuple[str, str] = ("Anna", "Ben")) -> dict[str, EmailMessage]:
     """Anna invites Ben to a match to 3 in ``language``; every kind of mail, by name (see KINDS)."""
     office = PostOffice(config, LoadedDice(seed=3))
-    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    anna, ben = Player(office, "anna@example.org", names[0]), Player(office, "ben@example.org", names[1])
     words = _WORDS[language]
     anna.write_confirmed(words["lang"])
     ben.write_confirmed(words["lang"])

@@ -47,6 +47,12 @@ def text_of(message: EmailMessage) -> str:
     return body.get_content()
 
 
+def prose_of(message: EmailMessage) -> str:
+    """The text part with its lines joined by single spaces: a sentence is found in it however
+    the text was wrapped."""
+    return re.sub(r" *\n *", " ", text_of(message))
+
+
 def identifiers(message: EmailMessage) -> tuple[str, str]:
     found = _IDS.search(text_of(message))
     assert found, f"no identifiers in:\n{text_of(message)}"

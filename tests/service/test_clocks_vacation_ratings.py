@@ -18,6 +18,7 @@ from post_office import (
     attachment,
     invite_and_accept,
     recipient,
+    prose_of,
     text_of,
 )
 from sqlmodel import Session, select
@@ -78,15 +79,15 @@ def start(office: PostOffice, anna: Player, ben: Player, invitation: str) -> int
 
 def test_both_clocks_in_every_game_mail_and_overtime_comes_from_the_bank(office, anna, ben, time):
     start(office, anna, ben, "invite ben@example.org clock 2d/5d")
-    assert "Your clock: 2 days left, then time bank 5 days. Anna's time bank: 5 days." in text_of(ben.last)
-    assert "Ben's clock: 2 days left, then time bank 5 days. Your time bank: 5 days." in text_of(anna.last)
+    assert "Your clock: 2 days left, then time bank 5 days. Anna's time bank: 5 days." in prose_of(ben.last)
+    assert "Ben's clock: 2 days left, then time bank 5 days. Your time bank: 5 days." in prose_of(anna.last)
     time.now = T0 + 2 * DAY + 6 * HOUR
     office.dice.load((6, 4))
     acts(office, ben, "roll")  # 6 hours over his move clock; his next decision has a fresh clock
-    assert "Your clock: 2 days left, then time bank 4 days 18 hours." in text_of(ben.last)
+    assert "Your clock: 2 days left, then time bank 4 days 18 hours." in prose_of(ben.last)
     time.now += 3 * DAY
     acts(office, ben, "24/18 13/9")
-    assert "Anna's clock: 2 days left, then time bank 5 days. Your time bank: 3 days 18 hours." in text_of(ben.last)
+    assert "Anna's clock: 2 days left, then time bank 5 days. Your time bank: 3 days 18 hours." in prose_of(ben.last)
 
 
 def test_clock_jobs_of_several_daemons_at_once_give_each_alarm_once(office, anna, ben):
@@ -105,14 +106,14 @@ def test_clock_jobs_of_several_daemons_at_once_give_each_alarm_once(office, anna
         engine.dispose()
     reminders = office.run()
     assert sorted(recipient(mail) for mail in reminders) == sorted(invited.address for _, invited in pairs)
-    assert all("your move clock runs out in 1 day" in text_of(mail) for mail in reminders)
+    assert all("your move clock runs out in 1 day" in prose_of(mail) for mail in reminders)
     assert run_clocks(office, T0 + DAY + HOUR) == []
 
 
 def test_the_server_defaults_and_german_mails(office, anna, ben):
     start(office, anna, ben, "invite ben@example.org")
     ben.reply("sprache de")
-    assert "Ihre Uhr: noch 3 Tage, danach Zeitkonto 14 Tage. Zeitkonto von Anna: 14 Tage." in text_of(ben.last)
+    assert "Ihre Uhr: noch 3 Tage, danach Zeitkonto 14 Tage. Zeitkonto von Anna: 14 Tage." in prose_of(ben.last)
 
 
 def test_reminders_then_the_time_bank_then_the_match_is_lost_on_time(office, anna, ben):
@@ -123,14 +124,14 @@ def test_reminders_then_the_time_bank_then_the_match_is_lost_on_time(office, ann
     (reminder,) = run_clocks(office, ben_clock + DAY)
     assert recipient(reminder) == ben.address
     assert reminder["In-Reply-To"] == ben.inbox[-2]["Message-ID"]
-    assert "your move clock runs out in 1 day. Then your time bank of 1 day starts to run." in text_of(reminder)
-    assert "Your clock: 1 day left, then time bank 1 day." in text_of(reminder)
+    assert "your move clock runs out in 1 day. Then your time bank of 1 day starts to run." in prose_of(reminder)
+    assert "Your clock: 1 day left, then time bank 1 day." in prose_of(reminder)
     assert run_clocks(office, ben_clock + 2 * DAY) == []  # the reminder is given once
 
     (reminder,) = run_clocks(office, ben_clock + 2 * DAY + 12 * HOUR)
-    assert "your time bank runs out in 12 hours. If you do not answer by then, you lose on time." in text_of(reminder)
-    assert "Your clock: 0" not in text_of(reminder)
-    assert "Your clock: less than a minute left, then time bank 12 hours." in text_of(reminder)
+    assert "your time bank runs out in 12 hours. If you do not answer by then, you lose on time." in prose_of(reminder)
+    assert "Your clock: 0" not in prose_of(reminder)
+    assert "Your clock: less than a minute left, then time bank 12 hours." in prose_of(reminder)
 
     sent = run_clocks(office, ben_clock + 3 * DAY)
     assert {recipient(mail) for mail in sent} == {anna.address, ben.address}
@@ -138,11 +139,11 @@ def test_reminders_then_the_time_bank_then_the_match_is_lost_on_time(office, ann
     record = table.record
     assert table.status is MatchStatus.FINISHED and table.score.points == (3, 0)
     assert record.deadline_at is None and record.clock_seat is None
-    assert "Your time ran out: move clock and time bank are empty." in text_of(ben.last)
-    assert "Anna wins a backgammon (on time)" in text_of(ben.last)
-    assert "Anna wins, 3 to 0." in text_of(ben.last)
-    assert "Ben's time ran out" in text_of(anna.last)
-    assert "New match ratings: you 1500.0 → 1517.3, Ben 1500.0 → 1482.7." in text_of(anna.last)
+    assert "Your time ran out: move clock and time bank are empty." in prose_of(ben.last)
+    assert "Anna wins a backgammon (on time)" in prose_of(ben.last)
+    assert "Anna wins, 3 to 0." in prose_of(ben.last)
+    assert "Ben's time ran out" in prose_of(anna.last)
+    assert "New match ratings: you 1500.0 → 1517.3, Ben 1500.0 → 1482.7." in prose_of(anna.last)
     assert "Wins 3 points and the match" in (attachment(anna.last, ".mat") or "")
     assert run_clocks(office, ben_clock + 30 * DAY) == []
 
@@ -173,22 +174,22 @@ def test_vacation_pauses_the_clocks_within_the_yearly_allowance(office, anna, be
 
     time.now = T0 + DAY
     sent = ben.write_confirmed("urlaub 5")
-    assert "your clocks in all your games stand still for 5 days, until 2030-03-07 12:00 UTC" in text_of(sent[0])
-    assert "You have 25 vacation days left this year." in text_of(sent[0])
+    assert "your clocks in all your games stand still for 5 days, until 2030-03-07 12:00 UTC" in prose_of(sent[0])
+    assert "You have 25 vacation days left this year." in prose_of(sent[0])
     assert run_clocks(office, timeout_before) == []
     assert office.table(match_id).record.deadline_at == T0 + 6 * DAY  # the move reminder, 5 days later
     (reminder,) = run_clocks(office, T0 + 6 * DAY)
-    assert "your move clock runs out in 1 day" in text_of(reminder)
+    assert "your move clock runs out in 1 day" in prose_of(reminder)
 
     time.now = T0 + 2 * DAY
     sent = ben.write_confirmed("vacation 26")
     assert "You cannot take 26 days of vacation: the allowance is 30 days a year, and you have 25 days left" \
-        in text_of(sent[0])
+        in prose_of(sent[0])
     assert player_row(office, ben.address).vacation_days == {"2030": 5}
     ben.write_confirmed("vacation 25")
     assert player_row(office, ben.address).vacation_days == {"2030": 30}
     sent = ben.write_confirmed("vacation 1")
-    assert "you have 0 days left" in text_of(sent[0])
+    assert "you have 0 days left" in prose_of(sent[0])
 
 
 def test_a_turn_that_comes_during_a_vacation_starts_its_clock_when_the_vacation_ends(office, anna, ben, time):
@@ -202,7 +203,7 @@ def test_a_turn_that_comes_during_a_vacation_starts_its_clock_when_the_vacation_
     record = office.table(match_id).record
     assert record.clock_seat == 0 and record.clock_started_at == T0 + 3 * DAY
     assert "Your clock: 2 days left, then time bank 1 day (paused for your vacation until 2030-03-04 12:00 UTC)." \
-        in text_of(anna.last)
+        in prose_of(anna.last)
 
 
 def test_the_clock_job_finds_due_matches_by_the_deadline_index(office):
@@ -222,8 +223,8 @@ def test_the_clock_job_finds_due_matches_by_the_deadline_index(office):
 def test_a_rated_single_game_changes_the_casual_ratings_and_ratings_lists_them(office, anna, ben):
     start(office, anna, ben, "invite ben@example.org")
     acts(office, ben, "$quit")
-    assert "New casual ratings: you 1500.0 → 1510.0, Ben 1500.0 → 1490.0." in text_of(anna.last)
-    assert "New casual ratings: you 1500.0 → 1490.0, Anna 1500.0 → 1510.0." in text_of(ben.last)
+    assert "New casual ratings: you 1500.0 → 1510.0, Ben 1500.0 → 1490.0." in prose_of(anna.last)
+    assert "New casual ratings: you 1500.0 → 1490.0, Anna 1500.0 → 1510.0." in prose_of(ben.last)
     (answer,) = ben.write("rangliste")
     text = text_of(answer)
     assert "Match ratings:\n  nobody has played a rated match yet\nYou have no rated matches yet" in text
@@ -236,7 +237,7 @@ def test_a_series_of_three_games_counts_four(office, anna, ben):
     for _ in range(3):
         ben.reply("$quit")
     assert office.table().status is MatchStatus.FINISHED
-    assert "New casual ratings: you 1500.0 → 1520.0, Ben 1500.0 → 1480.0." in text_of(anna.last)
+    assert "New casual ratings: you 1500.0 → 1520.0, Ben 1500.0 → 1480.0." in prose_of(anna.last)
     assert player_row(office, ben.address).experience_casual == 4
 
 
@@ -251,7 +252,7 @@ def test_unrated_games_change_no_rating(office, anna, ben):
     start(office, anna, ben, "invite ben@example.org match 3 unrated")
     acts(office, ben, "$quit")
     assert office.table().status is MatchStatus.FINISHED
-    assert "ratings" not in text_of(anna.last)
+    assert "ratings" not in prose_of(anna.last)
     for address in (anna.address, ben.address):
         row = player_row(office, address)
         assert (row.rating_match, row.experience_match, row.rating_casual) == (1500.0, 0, 1500.0)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from mail_clients import _quoted, _reply_headers
-from post_office import LoadedDice, Player, PostOffice, acts, check_answers, is_confirmation, text_of, token_of
+from post_office import prose_of, LoadedDice, Player, PostOffice, acts, check_answers, is_confirmation, text_of, token_of
 
 from pbem.mail.local_client import compose_mail, compose_reply
 from pbem.service.inbox import safe_note
@@ -38,12 +38,12 @@ def test_no_reply_address_or_token_ever_reaches_the_opponent(opened_game, client
     ben_token = office.table().token(1)
     for mail in sent:
         if mail["To"].addresses[0].addr_spec == "anna@example.org":
-            assert ben_token not in text_of(mail) and ben_token not in mail.as_string()
+            assert ben_token not in prose_of(mail) and ben_token not in mail.as_string()
     table = office.table()
     assert table.game is not None and table.game.dice == (6, 5)
     anna_mail = next(mail for mail in sent if "anna@" in str(mail["To"]))
-    assert "Good luck, Anna!" in text_of(anna_mail)
-    assert "Position ID: " in text_of(anna_mail)
+    assert "Good luck, Anna!" in prose_of(anna_mail)
+    assert "Position ID: " in prose_of(anna_mail)
     for note in table.seats[0].notes + table.seats[1].notes:
         assert not TOKEN_SHAPE.search(note) and "backgammon" not in note.lower(), note
 
@@ -65,7 +65,7 @@ def test_a_stale_reply_is_known_by_its_references_alone(opened_game, damage):
     before = office.snapshot()
     sent = anna.post(stale)
     assert office.snapshot()[0] == before[0]
-    assert "You answered an older mail of this game" in text_of(sent[0])
+    assert "You answered an older mail of this game" in prose_of(sent[0])
 
 
 def test_a_forged_sender_cannot_change_anybodys_settings(opened_game):
@@ -77,17 +77,17 @@ def test_a_forged_sender_cannot_change_anybodys_settings(opened_game):
         office.file(sent)
         (question,) = sent
         assert question["To"].addresses[0].addr_spec == "ben@example.org"  # never to the forger
-        assert token_of(question) is not None and "Please confirm" in text_of(question)
+        assert token_of(question) is not None and "Please confirm" in prose_of(question)
     assert office.snapshot() == before
     assert not eve.inbox
     # Ben answers one of the confirmations himself: only what it held happens
-    confirmation = next(mail for mail in ben.inbox if "numbering fixed" in text_of(mail))
+    confirmation = next(mail for mail in ben.inbox if "numbering fixed" in prose_of(mail))
     ben.reply("yes", to=confirmation)
     players = {address: (language, numbering) for address, language, numbering in office.snapshot()[1]}
     assert players["ben@example.org"] == ("en", "fixed")  # (his own mail, in English, saves his language)
     # a confirmation answered twice, or by someone else, does nothing more
     ben.reply("yes", to=confirmation)
-    forged = compose_reply("Eve <eve@example.net>", next(m for m in ben.inbox if "lang de" in text_of(m)), "")
+    forged = compose_reply("Eve <eve@example.net>", next(m for m in ben.inbox if "lang de" in prose_of(m)), "")
     office.file(office.deliver(forged))
     players = {address: (language, numbering) for address, language, numbering in office.snapshot()[1]}
     assert players["ben@example.org"] == ("en", "fixed")  # (his own mail, in English, saves his language)
@@ -96,7 +96,7 @@ def test_a_forged_sender_cannot_change_anybodys_settings(opened_game):
 def test_account_commands_with_the_players_token_need_no_confirmation(opened_game):
     office, anna, ben = opened_game
     sent = ben.reply("lang de")
-    assert "Ab jetzt" in text_of(sent[0]) or "Deutsch" in text_of(sent[0]), text_of(sent[0])
+    assert "Ab jetzt" in prose_of(sent[0]) or "Deutsch" in prose_of(sent[0]), text_of(sent[0])
     players = {address: language for address, language, _ in office.snapshot()[1]}
     assert players["ben@example.org"] == "de"
 
@@ -117,10 +117,10 @@ def test_a_forged_invitation_sends_nothing_to_the_invited_and_starts_nothing(ope
                                        "invite eve@example.net match 25 clock 1h/0h\n"))
     office.file(sent)
     assert [mail["To"].addresses[0].addr_spec for mail in sent] == ["ben@example.org"]
-    assert "Please confirm" in text_of(sent[0]) and not eve.inbox and len(office.matches()) == 1
+    assert "Please confirm" in prose_of(sent[0]) and not eve.inbox and len(office.matches()) == 1
     # Ben says no: nothing happens
     ben.reply("No, I did not ask for this.", to=sent[0])
-    assert "did not confirm" in text_of(ben.last) and not eve.inbox and len(office.matches()) == 1
+    assert "did not confirm" in prose_of(ben.last) and not eve.inbox and len(office.matches()) == 1
 
 
 def test_a_forged_from_does_not_rename_a_player(opened_game):
@@ -129,7 +129,7 @@ def test_a_forged_from_does_not_rename_a_player(opened_game):
                                             "x", "help\n")))
     token = office.table().token(1)
     acts(office, ben, "roll", to=ben.last_of(token))
-    assert "cheater" not in text_of(anna.last) and "Ben" in text_of(anna.last)
+    assert "cheater" not in prose_of(anna.last) and "Ben" in prose_of(anna.last)
     ben.post(compose_reply('"Benjamin" <ben@example.org>', ben.last_of(token), "board"))
     assert office.table().players[1].name == "Benjamin"
 
@@ -154,7 +154,7 @@ def test_a_mail_answering_one_game_but_addressed_to_another_changes_nothing(open
     before = office.snapshot()
     sent = ben.post(reply)
     assert office.snapshot()[0] == before[0]
-    assert "addressed to another" in text_of(sent[0])
+    assert "addressed to another" in prose_of(sent[0])
 
 
 def test_a_token_hidden_in_a_note_never_reaches_the_opponent(opened_game):
@@ -211,4 +211,4 @@ def test_unreadable_and_oversized_mails(opened_game, config):
     huge = compose_reply(ben.sender, ben.last, "roll\n" + "x" * (config.limits.max_mail_bytes + 10))
     sent = ben.post(huge)
     check_answers(office, huge, sent)
-    assert "larger than" in text_of(sent[0]) and office.table().game.dice is None
+    assert "larger than" in prose_of(sent[0]) and office.table().game.dice is None

@@ -173,3 +173,20 @@ def test_nothing_a_player_writes_becomes_markup(config) -> None:
     assert "&lt;script&gt;" in html and "&lt;b&gt;bold&lt;/b&gt;" in html and "&lt;img src=x&gt; &amp; Co" in html
     assert [tag for tag, _ in html_of(mail).tags].count("img") == 1
     assert "\n" not in str(mail["Subject"]).strip()
+
+
+def long_lines(mail: EmailMessage) -> list[str]:
+    body = mail.get_body(preferencelist=("plain",))
+    assert body is not None
+    return [line for line in str(body.get_content()).splitlines() if len(line) > 78]
+
+
+def test_no_line_of_the_text_is_longer_than_78(mails) -> None:
+    _, by_kind = mails
+    assert {kind: long_lines(mail) for kind, mail in by_kind.items() if long_lines(mail)} == {}
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_long_names_wrap_too(language, config) -> None:
+    by_kind = play_every_kind(config, language, ("Annaliese Mustermann-Schulze", "Bartholomäus Krüger-Wendland"))
+    assert {kind: long_lines(mail) for kind, mail in by_kind.items() if long_lines(mail)} == {}

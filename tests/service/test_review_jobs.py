@@ -16,7 +16,7 @@ from email.message import EmailMessage
 from typing import Any
 
 import pytest
-from post_office import LoadedDice, Player, PostOffice, invite_and_accept, recipient, text_of
+from post_office import prose_of, LoadedDice, Player, PostOffice, invite_and_accept, recipient, text_of
 from sqlmodel import Session, select
 
 from pbem.daemon.scheduler import Daemon
@@ -51,7 +51,7 @@ def _check_review_mails(sent: list[EmailMessage], anna: Player, ben: Player, gam
     assert sorted(recipient(mail) for mail in sent) == [anna.address, ben.address]
     for mail in sent:
         assert mail["In-Reply-To"] == game_over[recipient(mail)]["Message-ID"]  # in the game's thread
-        assert "Review of game 1 by the bgsage engine" in text_of(mail)
+        assert "Review of game 1 by the bgsage engine" in prose_of(mail)
         assert "review of game 1" in str(mail["Subject"])
 
 
@@ -61,8 +61,8 @@ def test_a_review_job_left_by_a_daemon_that_died_is_mailed_exactly_once_after_a_
     anna, ben = _resigned_game(office)
     game_over = {anna.address: anna.last, ben.address: ben.last}
     for mail in game_over.values():
-        assert "The review of this game by the bgsage engine will follow in a separate mail." in text_of(mail)
-        assert "Review of game" not in text_of(mail)
+        assert "The review of this game by the bgsage engine will follow in a separate mail." in prose_of(mail)
+        assert "Review of game" not in prose_of(mail)
     (job,) = _jobs(office)
     assert job.done_at is None and job.claimed_at is None and job.game_number == 1 and not job.totals
     died_at = utc_now()
@@ -207,7 +207,7 @@ def test_the_totals_of_a_series_wait_for_the_review_of_every_game(config) -> Non
         player = (anna, ben)[seat]
         player.reply("$quit", to=player.last_of(office.table(match_id).token(seat)))
     assert office.table(match_id).status is MatchStatus.FINISHED
-    assert "The review of this game and the totals of all games by the bgsage engine will follow" in text_of(anna.last)
+    assert "The review of this game and the totals of all games by the bgsage engine will follow" in prose_of(anna.last)
     first, last = _jobs(office)
     assert (first.game_number, first.totals, last.game_number, last.totals) == (1, False, 2, True)
     claimed = claim(office.engine, last.id, utc_now())  # another daemon got to the last game first

@@ -6,7 +6,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from post_office import LoadedDice, Player, PostOffice, acts, invite_and_accept, recipient, set_game, side, text_of
+from post_office import prose_of, LoadedDice, Player, PostOffice, acts, invite_and_accept, recipient, set_game, side, text_of
 
 import pbem.assistant
 from pbem import commands
@@ -68,7 +68,7 @@ def test_settle_is_refused_for_matches_and_series(office, line: str) -> None:
     assert isinstance(error, commands.CommandError) and error.code == "settle-format"
     anna = Player(office, "anna@example.org", "Anna")
     (answer,) = anna.write(line)
-    assert "is only for money play and single games" in text_of(answer) or "gibt es nur im Geldspiel" in text_of(answer)
+    assert "is only for money play and single games" in prose_of(answer) or "gibt es nur im Geldspiel" in prose_of(answer)
     assert office.matches() == []
 
 
@@ -80,7 +80,7 @@ def test_without_bgsage_settle_is_refused_at_invitation_time(office, monkeypatch
     monkeypatch.setattr(pbem.assistant, "_engines", {})
     anna = Player(office, "anna@example.org", "Anna")
     (answer,) = anna.write_confirmed("invite ben@example.org money settle")
-    assert "The option settle is not available on this server" in text_of(answer)
+    assert "The option settle is not available on this server" in prose_of(answer)
     assert office.matches() == []
     anna.write_confirmed("invite ben@example.org money")  # without the option all is as before
     assert len(office.matches()) == 1
@@ -88,7 +88,7 @@ def test_without_bgsage_settle_is_refused_at_invitation_time(office, monkeypatch
 
 def test_a_timeout_near_the_start_is_settled_by_the_equity_as_a_draw(office) -> None:
     anna, ben, match_id = _start(office, "invite ben@example.org clock 1d/0d settle")
-    assert "A game lost on time is settled by the bgsage engine's equity" in text_of(ben.inbox[0])
+    assert "A game lost on time is settled by the bgsage engine's equity" in prose_of(ben.inbox[0])
     anna.reply("sprache de", to=anna.last)
     before, after = _time_out(office, match_id)
     engine = pbem.assistant.engine(office.config.assistant.plies)
@@ -99,14 +99,14 @@ def test_a_timeout_near_the_start_is_settled_by_the_equity_as_a_draw(office) -> 
     assert result is not None and result.ending is Ending.SETTLED and result.winner is None and result.points == 0
     table = office.table(match_id)
     assert table.status is MatchStatus.FINISHED and table.score.points == (0, 0)
-    text = text_of(ben.last)
+    text = prose_of(ben.last)
     assert "Your time ran out" in text
     assert (f"game is scored by the bgsage engine's cubeful equity of the position as it stands (you on roll): "
             f"{value:+.3f} per cube for you, times the cube of 1, is {value:+.3f} points, rounded to the nearest "
             f"whole point: a draw.") in text
     assert "The game ends in a draw." in text
     assert "lost on time" not in text
-    german = text_of(anna.last)
+    german = prose_of(anna.last)
     assert recipient(anna.last) == anna.address and "Die Zeit von Ben ist abgelaufen" in german
     comma = f"{value:+.3f}".replace(".", ",")
     assert (f"(Ben ist am Zug): {comma} je Würfelstufe für Ben, mal Würfel 1, sind {comma} Punkte, "
@@ -128,7 +128,7 @@ def test_a_hopeless_timeout_in_money_play_is_settled_to_the_nearest_point_times_
     assert result.points == math.floor(-value + 0.5) and result.cube == 2
     table = office.table(match_id)
     assert table.status is MatchStatus.FINISHED and table.score.points == (result.points, 0)
-    text = text_of(anna.last)
+    text = prose_of(anna.last)
     assert recipient(anna.last) == anna.address
     assert f"(Ben on roll): {value / 2:+.3f} per cube for Ben, times the cube of 2, is {value:+.3f} points" in text
     assert f"rounded to the nearest whole point: {result.points} points for you." in text

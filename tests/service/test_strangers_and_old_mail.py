@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from post_office import Player, PostOffice, acts, check_answers, refused, text_of, token_of
+from post_office import prose_of, Player, PostOffice, acts, check_answers, refused, text_of, token_of
 
 from pbem.mail.local_client import compose_mail, compose_reply
 from pbem.store.mail_records import InboundState
@@ -26,14 +26,14 @@ def unchanged(office: PostOffice, player: Player, message, says: str) -> None:
     assert office.snapshot()[0] == before[0]
     check_answers(office, message, sent)
     assert len(sent) == 1 and office.outbound_count() == count + 1
-    assert says in text_of(sent[0]), text_of(sent[0])
+    assert says in prose_of(sent[0]), text_of(sent[0])
 
 
 def test_a_stranger_without_a_token_changes_nothing(game):
     office, anna, ben, carl = game
     message = compose_mail(carl.sender, "backgammon@localhost", "my move", "24/18 13/11\n")
     unchanged(office, carl, message, "please reply to the last mail of that game")
-    assert token_of(carl.last) is None and "You have no running games" in text_of(carl.last)
+    assert token_of(carl.last) is None and "You have no running games" in prose_of(carl.last)
 
 
 def test_a_token_from_another_address_changes_nothing(game):
@@ -58,7 +58,7 @@ def test_a_reply_to_an_older_mail_changes_nothing_and_shows_the_current_position
     office, anna, ben, carl = game
     old_turn_mail = next(mail for mail in anna.inbox if "Your turn (3-1)" in str(mail["Subject"]))
     answer = refused(office, anna, "8/5 6/5", "You answered an older mail of this game", to=old_turn_mail)
-    assert "Now it is Ben's turn" in text_of(answer)
+    assert "Now it is Ben's turn" in prose_of(answer)
 
     office.dice.load((6, 5))
     acts(office, ben, "double")
@@ -72,7 +72,7 @@ def test_a_note_or_board_request_in_reply_to_an_older_mail_is_still_read(game):
     office, anna, ben, carl = game
     old_turn_mail = next(mail for mail in anna.inbox if "Your turn (3-1)" in str(mail["Subject"]))
     sent = anna.reply("board", to=old_turn_mail)
-    assert "older mail" not in text_of(sent[0]) and "Now it is Ben's turn" in text_of(sent[0])
+    assert "older mail" not in prose_of(sent[0]) and "Now it is Ben's turn" in prose_of(sent[0])
 
 
 @pytest.mark.parametrize("header, value, sender", [

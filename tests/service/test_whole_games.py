@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from post_office import (
     LoadedDice, Player, PostOffice, attachment, finished_games, invite_and_accept, play_to_end, recipient,
+    prose_of,
     text_of,
 )
 
@@ -17,7 +18,7 @@ def test_single_game_to_the_end_with_own_and_fixed_numbering(config):
     anna = Player(office, "anna@example.org", "Anna")
     ben = Player(office, "ben@example.org", "Ben", numbering=Numbering.FIXED)
     ben.write_confirmed("numbering fixed")
-    assert "fixed numbering" in text_of(ben.last)
+    assert "fixed numbering" in prose_of(ben.last)
     match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
 
     steps = play_to_end(office, (anna, ben), match_id)
@@ -38,14 +39,14 @@ def test_single_game_to_the_end_with_own_and_fixed_numbering(config):
         moves = sum(1 for action in game.record if action.kind.value == "move")
         assert mat.count(": ") >= moves  # every turn is a line "dice: play"
         assert "Wins" in mat
-        assert "Reply  rematch  to play again." in text_of(player.last)
+        assert "Reply  rematch  to play again." in prose_of(player.last)
     # Every board is labelled in its reader's numbering: Ben's in the fixed one, as Black.
     fixed_top = " 1  2  3  4  5  6       7  8  9 10 11 12"
     own_bottom = " 12 11 10  9  8  7       6  5  4  3  2  1"
-    for mail in (mail for mail in ben.inbox if "+------" in text_of(mail)):
-        assert fixed_top in text_of(mail) and "Ben (you, Black)" in text_of(mail)
-    for mail in (mail for mail in anna.inbox if "+------" in text_of(mail)):
-        assert own_bottom in text_of(mail) and fixed_top not in text_of(mail)
+    for mail in (mail for mail in ben.inbox if "+------" in prose_of(mail)):
+        assert fixed_top in prose_of(mail) and "Ben (you, Black)" in prose_of(mail)
+    for mail in (mail for mail in anna.inbox if "+------" in prose_of(mail)):
+        assert own_bottom in prose_of(mail) and fixed_top not in prose_of(mail)
 
 
 def test_match_to_3_with_crawford_game(config):
@@ -64,10 +65,10 @@ def test_match_to_3_with_crawford_game(config):
     assert [game.score for game in games] == [(0, 0), (2, 0), (2, 1)]
     assert table.score.points == (3, 1) and table.record.game_number == 3
     assert table.status is MatchStatus.FINISHED
-    crawford_start = [mail for mail in anna.inbox if "Game 2 begins" in text_of(mail)]
-    assert len(crawford_start) == 1 and "This is the Crawford game: no doubling." in text_of(crawford_start[0])
+    crawford_start = [mail for mail in anna.inbox if "Game 2 begins" in prose_of(mail)]
+    assert len(crawford_start) == 1 and "This is the Crawford game: no doubling." in prose_of(crawford_start[0])
     assert "over: you win" in str(anna.last["Subject"]) and "over: Anna wins" in str(ben.last["Subject"])
-    assert "Anna wins, 3 to 1." in text_of(ben.last)
+    assert "Anna wins, 3 to 1." in prose_of(ben.last)
     for player in (anna, ben):
         mat = attachment(player.last, ".mat")
         assert mat is not None and " 3 point match" in mat and mat.count(" Game ") == 3
