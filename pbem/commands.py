@@ -5,8 +5,9 @@ Every line of the new text is one of three things:
 * a **command**: English or German keyword, any case, a trailing ``.`` or ``!`` ignored.
   Commands without arguments (``roll``, ``würfeln``, ``take``, ``$quit``…) count only when they
   stand alone on their line, so that "Take care!" or "Games like this are fun" stay notes.
-  ``lang``/``sprache``, ``numbering``/``zählung`` and ``vacation``/``urlaub`` count when the
-  line is the keyword with at most one argument (``vacation``: and an optional ``days``/``Tage``);
+  ``lang``/``sprache``, ``numbering``/``zählung``, ``autoroll``/``autowürfeln``,
+  ``copies``/``kopien`` and ``vacation``/``urlaub`` count when the line is the keyword with at
+  most one argument (``vacation``: and an optional ``days``/``Tage``);
   ``invite``/``einladen`` and ``play assistant``/``gegen Assistent`` count whatever follows them.
   A command with a wrong argument becomes a :class:`CommandError`.
 * a **move**, when :func:`pbem.rules.notation.looks_like_play` says the line is meant as one;
@@ -50,6 +51,9 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
     ``lang``/``sprache`` (command or option) without ``de`` or ``en``; details: the value.
 ``numbering``
     ``numbering``/``zählung`` without ``own``/``eigene`` or ``fixed``/``feste``; details: the value.
+``switch``
+    ``autoroll``/``autowürfeln`` or ``copies``/``kopien`` without ``on``/``an`` or
+    ``off``/``aus``; details: the value.
 ``vacation-days``
     ``vacation``/``urlaub`` without a number of days from 1 to :data:`MAX_VACATION_DAYS`
     (the yearly allowance is the service's to check); details: the value.
@@ -202,6 +206,20 @@ class Stop:
 
 
 @dataclass(frozen=True)
+class Autoroll:
+    """``autoroll on``: the service rolls at once for this player, who then never doubles."""
+
+    on: bool
+
+
+@dataclass(frozen=True)
+class Copies:
+    """``copies off``: no mail that only repeats the player's own accepted move back to them."""
+
+    on: bool
+
+
+@dataclass(frozen=True)
 class Help:
     pass
 
@@ -236,7 +254,7 @@ class CommandError:
 Command = (
     Invite | PlayAssistant | Accept | Decline | Move | Roll | Double | Take | Drop | Beaver
     | Resign | Remis | Rematch | Board | Games | Ratings | Language | SetNumbering | Vacation
-    | Stop | Help | Confirm | Note | CommandError
+    | Stop | Autoroll | Copies | Help | Confirm | Note | CommandError
 )
 
 _ALONE: dict[str, Command] = {
@@ -264,6 +282,9 @@ _NUMBERINGS = {
     **dict.fromkeys(("own", "eigene", "eigen"), Numbering.OWN),
     **dict.fromkeys(("fixed", "feste", "fest"), Numbering.FIXED),
 }
+_SWITCHES = {**dict.fromkeys(("on", "an", "ein"), True), **dict.fromkeys(("off", "aus"), False)}
+_AUTOROLL_WORDS = ("autoroll", "autowürfeln", "autowuerfeln")
+_COPIES_WORDS = ("copies", "kopien")
 _CONFIRM_WORDS = ("yes", "ja", "confirm", "bestätigen", "bestaetigen")
 _LANGUAGE_WORDS = ("lang", "sprache")
 _NUMBERING_WORDS = ("numbering", "zählung", "zaehlung")
@@ -295,12 +316,13 @@ _STAKE_WORDS = ("stake", "einsatz")
 _GERMAN_KEYWORDS = frozenset((
     "annehmen", "ablehnen", "würfeln", "wuerfeln", "doppeln", "biber", "$aufgeben", "revanche",
     "brett", "spiele", "rangliste", "stopp", "hilfe", "ja", "bestätigen", "bestaetigen", "sprache",
-    "zählung", "zaehlung", "urlaub", "einladen", "gegen", "abrechnen",
+    "zählung", "zaehlung", "urlaub", "einladen", "gegen", "abrechnen", "autowürfeln", "autowuerfeln",
+    "kopien",
 ))
 _ENGLISH_KEYWORDS = frozenset((
     "accept", "decline", "roll", "double", "take", "drop", "beaver", "$quit", "rematch", "board",
     "games", "ratings", "stop", "help", "yes", "confirm", "lang", "numbering", "vacation", "invite",
-    "play", "settle",
+    "play", "settle", "autoroll", "copies",
 ))
 _GERMAN_WORDS = frozenset((
     "und", "ich", "nicht", "der", "die", "das", "ist", "bitte", "danke", "hallo", "mit", "für",
@@ -378,6 +400,11 @@ def _read_line(line: str) -> Command:
         return _language_command(line, arguments)
     if keyword in _NUMBERING_WORDS and len(arguments) <= 1:
         return _numbering_command(line, arguments)
+    if keyword in _AUTOROLL_WORDS + _COPIES_WORDS and len(arguments) <= 1:
+        switch = _SWITCHES.get(_first(arguments))
+        if switch is None:
+            return CommandError(line, "switch", _first(arguments))
+        return Autoroll(switch) if keyword in _AUTOROLL_WORDS else Copies(switch)
     if keyword in _VACATION_WORDS and (
         len(arguments) <= 1 or (len(arguments) == 2 and arguments[1] in _DAY_WORDS)
     ):

@@ -49,6 +49,8 @@ class Notice(StrEnum):
     RATINGS_LIST = "ratings_list"
     LANGUAGE_SET = "language_set"
     NUMBERING_SET = "numbering_set"
+    AUTOROLL_SET = "autoroll_set"
+    COPIES_SET = "copies_set"
     STOP_CONFIRMED = "stop_confirmed"
     GAMES_LIST = "games_list"
     HELP = "help"

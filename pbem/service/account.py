@@ -26,6 +26,14 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
             sender.numbering = kind.value
             talk.session.add(sender)
             talk.say_template(Notice.NUMBERING_SET, table, numbering=kind.value)
+        case commands.Autoroll(on=on):
+            sender.autoroll = on
+            talk.session.add(sender)
+            talk.say_template(Notice.AUTOROLL_SET, table, on=on)
+        case commands.Copies(on=on):
+            sender.copies = on
+            talk.session.add(sender)
+            talk.say_template(Notice.COPIES_SET, table, on=on)
         case commands.Games():
             list_games(talk, table)
         case commands.Board():

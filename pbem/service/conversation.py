@@ -164,17 +164,28 @@ class Conversation:
             general = []
             if None in self.erred:
                 self.erred.add(sender_tables[0].table.id)
+        copy_left_out = False
         for news in self.news.values():
             table = news.table
             sender_seat = table.seat_of(self.sender)
             for seat in (0, 1):
-                if seat == sender_seat:
+                if seat == sender_seat and self._only_a_copy(news, seat):
+                    copy_left_out = True
+                elif seat == sender_seat:
                     result.append((self.sender, table, self._game_letter(news, seat, reply=True)))
                 elif seat in news.notify and not is_assistant(table.players[seat]):
                     result.append((table.players[seat], table, self._game_letter(news, seat, reply=False)))
-        if general or not any(player.id == self.sender.id for player, _, _ in result):
+        if general or not (copy_left_out or any(player.id == self.sender.id for player, _, _ in result)):
             result.append((self.sender, None, self._general_letter(general)))
         return result
+
+    def _only_a_copy(self, news: News, seat: int) -> bool:
+        """The sender's letter would only repeat what they did (``copies off``): nothing for them
+        alone, no error, the game running and not their turn; it is left out."""
+        game = news.table.game
+        return (not self.sender.copies and not news.for_sender and news.table.id not in self.erred
+                and news.table.status is MatchStatus.RUNNING and game is not None
+                and game.phase is not game_rules.Phase.OVER and game.to_act not in (None, seat))
 
     def _general_letter(self, texts: list[str]) -> Letter:
         language = self.language(self.sender)

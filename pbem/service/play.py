@@ -90,10 +90,12 @@ def _roll(talk: Conversation, table: Table, game: rules.Game, seat: int) -> rule
 
 
 def advance(talk: Conversation, table: Table) -> None:
-    """Carry the match on until a player must decide: automatic rolls, game ends, next games."""
+    """Carry the match on until a player must decide: automatic rolls (where the player on turn
+    cannot double, or has ``autoroll on``), game ends, next games."""
     while table.game is not None:
         game = table.game
-        if game.phase is rules.Phase.TO_ROLL:
+        if game.phase is rules.Phase.TO_ROLL or (
+                game.phase is rules.Phase.ROLL_OR_DOUBLE and table.players[game.seat].autoroll):
             table.game = _roll(talk, table, game, game.seat)
             continue
         if game.phase is rules.Phase.OVER:

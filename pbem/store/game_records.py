@@ -51,6 +51,10 @@ class Player(SQLModel, table=True):
     numbering: str = Field(sa_type=Text, default="own")
     refuses_invitations: bool = False
     """Set by ``stop``: never send this address an invitation again."""
+    autoroll: bool = False
+    """``autoroll on``: the service rolls at once for them instead of asking "roll or double"."""
+    copies: bool = True
+    """``copies off``: no mail that only tells them their own move was accepted."""
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     rating_match: float = START_RATING
     """FIBS-style rating for matches (``pbem.rules.rating``); ``experience_match`` the sum of n."""

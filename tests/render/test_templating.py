@@ -75,6 +75,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "settle-format": "settle",
     "language": "fr",
     "numbering": "odd",
+    "switch": "maybe",
     "vacation-days": "forever",
     "unknown-command": "$undo",
 }
