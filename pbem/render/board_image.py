@@ -27,7 +27,8 @@ from PIL import Image, ImageDraw, ImageFont
 
 from pbem.render.templating import environment
 from pbem.render.text_board import (
-    LAYOUTS, ROWS, BoardView, Who, format_last_move, move_marks, other_colour, shorten,
+    LAYOUTS, ROWS, BoardView, Who, cube_holder, format_last_move, move_marks, other_colour, shorten,
+    shown_cube_value,
 )
 from pbem.rules.moves import BAR_POINT
 from pbem.rules.notation import Colour, own_point, point_label
@@ -110,7 +111,7 @@ def draw_board_png(view: BoardView, language: str) -> bytes:
         _stack(image, places, colours[who], side[BAR_INDEX], 0, departed)
         off = view.position.mover_off if who is Who.VIEWER else view.position.opponent_off
         _tray(draw, colours[who], off, on_top)
-    if view.dice:
+    if view.dice and view.turn is not None:
         _dice(image, view.dice, colours[view.turn], right=view.turn is Who.VIEWER)
     _cube(image, draw, view, home_on_top)
     _captions(draw, view, language, top, bottom)
@@ -273,25 +274,29 @@ def _dice(image: Image.Image, dice: tuple[int, int], colour: Colour, right: bool
 
 
 def _cube(image: Image.Image, draw: ImageDraw.ImageDraw, view: BoardView, home_on_top: bool) -> None:
-    """The cube in the left column: at its owner's edge, in the middle while nobody owns it."""
+    """The cube in the left column: at its owner's edge, in the middle while nobody owns it; an
+    offered cube at twice its value, ringed in amber, at the edge of the player to take it."""
     size = 34
-    if view.cube_owner is None:
+    holder, value = cube_holder(view), shown_cube_value(view)
+    if holder is None:
         y = MIDDLE - size // 2
-    elif (view.cube_owner is Who.VIEWER) == home_on_top:
+    elif (holder is Who.VIEWER) == home_on_top:
         y = TOP_EDGE + 2
     else:
         y = BOTTOM_EDGE - size - 2
     x = (SIDE_W - size) // 2
-    draw.rounded_rectangle((x, y, x + size, y + size), radius=5, fill=_PAPER, outline=_INK, width=2)
-    draw.text((x + size / 2, y + size / 2 + 1), str(view.cube_value), fill=_INK,
-              font=_font(18 if view.cube_value < 10 else 15), anchor="mm")
+    outline = _MARK if view.cube_offered is not None else _INK
+    draw.rounded_rectangle((x, y, x + size, y + size), radius=5, fill=_PAPER, outline=outline,
+                           width=4 if view.cube_offered is not None else 2)
+    draw.text((x + size / 2, y + size / 2 + 1), str(value), fill=_INK, font=_font(18 if value < 10 else 15),
+              anchor="mm")
 
 
 def board_alt(view: BoardView, language: str) -> str:
     """The picture's facts in one line, for the ``alt`` text of the HTML ``<img>``."""
     captions = _caption_texts(view, language)
     return str(_texts(language).alt(captions[Who.VIEWER], captions[Who.OPPONENT], view.dice, view.cube_value,
-                                    view.cube_owner, captions["last"])).strip()
+                                    view.cube_owner, captions["last"], view.cube_offered)).strip()
 
 
 def _texts(language: str) -> Any:

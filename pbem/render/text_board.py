@@ -75,11 +75,16 @@ class BoardView:
     colour: Colour
     viewer_name: str
     opponent_name: str
-    turn: Who
+    turn: Who | None
+    """Who must act; ``None`` once the game is over."""
     dice: tuple[int, int] | None = None
+    """The roll, shown in the roller's half (the viewer's on the right, as in the picture)."""
     cube_value: int = 1
     cube_owner: Who | None = None
     """``None`` while the cube is in the middle."""
+    cube_offered: Who | None = None
+    """Who offered the double waiting for an answer: the cube is shown at twice its value at the
+    edge of the player who is to take it."""
     score: Score = Score()
     last_move: LastMove | None = None
 
@@ -216,7 +221,7 @@ def _grid(view: BoardView, layout: _Layout, viewer_home_on_top: bool) -> list[st
     top = [_point_stack(view, label, marks) for label in layout.top]
     bottom = [_point_stack(view, label, marks) for label in layout.bottom]
     cube_row = _cube_row(view, viewer_home_on_top)
-    cube = f"[{view.cube_value}]"
+    cube = f"[{shown_cube_value(view)}]"
 
     def margin(row: int) -> str:
         return f"{cube:>{_MARGIN - 1}} " if row == cube_row else " " * _MARGIN
@@ -230,18 +235,33 @@ def _grid(view: BoardView, layout: _Layout, viewer_home_on_top: bool) -> list[st
     border = " " * _MARGIN + "+" + "-" * 3 * _HALF + "+---+" + "-" * 3 * _HALF + "+"
     lines = [_labels(layout.top), border]
     lines += [row(place, top, top_bar, place) for place in range(ROWS)]
-    lines.append(margin(ROWS) + "|" + " " * 3 * _HALF + "|BAR|" + f"{dice:^{3 * _HALF}}" + "|")
+    left, right = ("", dice) if view.turn is not Who.OPPONENT else (dice, "")
+    lines.append(margin(ROWS) + "|" + f"{left:^{3 * _HALF}}" + "|BAR|" + f"{right:^{3 * _HALF}}" + "|")
     lines += [row(2 * ROWS - place, bottom, bottom_bar, place) for place in reversed(range(ROWS))]
     lines += [border, _labels(layout.bottom)]
     return [line.rstrip() for line in lines]
 
 
 def _cube_row(view: BoardView, viewer_home_on_top: bool) -> int:
-    """The grid row beside which the cube stands: the owner's edge, or the middle."""
-    if view.cube_owner is None:
+    """The grid row beside which the cube stands: the owner's edge (an offered cube: the edge of
+    the player it is offered to), or the middle."""
+    holder = cube_holder(view)
+    if holder is None:
         return ROWS
-    owner_on_top = viewer_home_on_top == (view.cube_owner is Who.VIEWER)
-    return 0 if owner_on_top else 2 * ROWS
+    return 0 if viewer_home_on_top == (holder is Who.VIEWER) else 2 * ROWS
+
+
+def cube_holder(view: BoardView) -> Who | None:
+    """Whose edge the cube is drawn at: the owner's, or for an offered cube the player's who is
+    to take it; None for the middle."""
+    if view.cube_offered is not None:
+        return Who.OPPONENT if view.cube_offered is Who.VIEWER else Who.VIEWER
+    return view.cube_owner
+
+
+def shown_cube_value(view: BoardView) -> int:
+    """The value on the cube as drawn: an offered cube shows what it would be after the take."""
+    return view.cube_value * 2 if view.cube_offered is not None else view.cube_value
 
 
 def _cell(text: str) -> str:

@@ -336,10 +336,12 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         colour=colour,
         viewer_name=shown_name(player, language),
         opponent_name=shown_name(opponent, language),
-        turn=Who.VIEWER if game.to_act == seat or (game.to_act is None and game.seat == seat) else Who.OPPONENT,
+        turn=None if game.to_act is None else Who.VIEWER if game.to_act == seat else Who.OPPONENT,
         dice=game.dice,
         cube_value=game.cube,
         cube_owner=None if game.cube_owner is None else (Who.VIEWER if game.cube_owner == seat else Who.OPPONENT),
+        cube_offered=None if game.phase is not game_rules.Phase.DOUBLE_OFFERED or game.to_act is None
+        else Who.OPPONENT if game.to_act == seat else Who.VIEWER,
         score=BoardScore(
             kind=rules.format,
             length=rules.length if rules.format in (scoring.Format.MATCH, scoring.Format.GAMES) else None,

@@ -189,3 +189,11 @@ def test_one_pip_is_singular(language: str, one: str, many: str) -> None:
                      colour=Colour.WHITE, viewer_name="A", opponent_name="B", turn=Who.VIEWER, dice=(1, 1))
     text = render_text_board(view, language)
     assert one in text and many in text
+
+
+def test_the_opponents_dice_stand_in_their_half_as_in_the_picture() -> None:
+    view = BoardView(position=Position.start(), numbering=Numbering.OWN, colour=Colour.WHITE,
+                     viewer_name="A", opponent_name="B", turn=Who.OPPONENT, dice=(6, 4))
+    bar_row = next(line for line in render_text_board(view, "en").splitlines() if "|BAR|" in line)
+    left, right = bar_row.split("|BAR|")
+    assert "6-4" in left and "6-4" not in right

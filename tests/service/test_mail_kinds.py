@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 
 import pytest
 from mail_kinds import KINDS, play_every_kind
-from post_office import LoadedDice, Player, PostOffice, token_of
+from post_office import LoadedDice, Player, PostOffice, text_of, token_of
 
 ENGLISH = re.compile(r"\b(Hello|your|you|turn|Reply|pips|played|wins|Waiting|Match to|borne|Cube|dice|the|double "
                      r"offered|game over|Board)\b")
@@ -190,3 +190,17 @@ def test_no_line_of_the_text_is_longer_than_78(mails) -> None:
 def test_long_names_wrap_too(language, config) -> None:
     by_kind = play_every_kind(config, language, ("Annaliese Mustermann-Schulze", "Bartholomäus Krüger-Wendland"))
     assert {kind: long_lines(mail) for kind, mail in by_kind.items() if long_lines(mail)} == {}
+
+
+def test_a_pending_double_is_shown_as_offered_and_a_finished_game_has_no_turn(mails) -> None:
+    language, by_kind = mails
+    offered = by_kind["cube_offered"]
+    text = text_of(offered)
+    alt = next(attrs["alt"] for tag, attrs in html_of(offered).tags if tag == "img")
+    if language == "en":
+        assert "Cube: 2 offered by Ben, waiting for your answer" in text and "Cube 2 offered by your opponent" in alt
+    else:
+        assert "Doppler: 2 angeboten von Ben, Ihre Antwort steht aus" in text and "Doppler 2 angeboten von Ihrem Gegner" in alt
+    assert "in the middle" not in text and "in der Mitte" not in text
+    for kind in ("match_over",):
+        assert not any(line.startswith(("Turn:", "Am Zug:")) for line in text_of(by_kind[kind]).splitlines()), kind
