@@ -45,7 +45,8 @@ code                         meaning, details
                              on the bar (``from``, ``to``)
 ``wrong_die``                no unused die (or sum of unused dice) gives that distance; also a
                              bear-off with a larger die while a checker stands on a higher
-                             point (``from``, ``to``, ``dice``: the unused dice)
+                             point (``from``, ``to``, ``dice``: the unused dice,
+                             ``distance``: how far the step goes)
 ``dice_not_fully_used``      the steps are fine, but a play using more dice exists (``used``,
                              ``possible``: numbers of dice)
 ``larger_die_required``      only one die can be played and either could be: it must be the
@@ -84,7 +85,7 @@ _MESSAGES: dict[str, str] = {
     "bearing_off_not_allowed": (
         "{step}: you may bear off only when all your checkers are in your home board."
     ),
-    "wrong_die": "{step}: no unused die ({dice}) gives that move.",
+    "wrong_die": "{step} is a move of {distance}, but you have {dice} left to play.",
     "dice_not_fully_used": "You must use more dice: {possible} can be played, you played {used}.",
     "larger_die_required": (
         "Only one die can be played, so it must be the larger one ({die}), not the {smaller}."
@@ -384,7 +385,7 @@ class _StatedPlaySearch:
             fail("no_checker", point=origin)
             return []
         if not _reachable(origin - target, target == OFF, dice):
-            fail("wrong_die", dice=_dice_text(dice))
+            fail("wrong_die", dice=_dice_text(dice), distance=origin - target)
             return []
         legs = []
         for die in sorted(set(dice), reverse=True):
@@ -399,7 +400,7 @@ class _StatedPlaySearch:
             elif landing <= 0 and any(mover[6:]):
                 fail("bearing_off_not_allowed")
             elif landing < 0 and any(mover[origin:6]):
-                fail("wrong_die", dice=_dice_text(dice))
+                fail("wrong_die", dice=_dice_text(dice), distance=origin - target)
             else:
                 rest_pending = (
                     pending[:index] + pending[index + 1 :]

@@ -70,6 +70,14 @@ class Answering:
     references: tuple[str, ...] = ()
 
 
+ERRORS_WITHOUT_HELP = frozenset((
+    "game_over", "not_your_turn", "cube_not_yours", "crawford_game", "cube_at_cap", "dead_cube",
+    "beaver_not_allowed", "draw_already_offered", "no_draw_offered", "invalid_dice",
+))
+"""Codes of ``pbem.rules.game`` about the state of the game, not about how a command is written:
+the short help (how to write moves, roll or double, take or drop) does not follow them."""
+
+
 @dataclass
 class Conversation:
     session: Session
@@ -119,10 +127,12 @@ class Conversation:
         return str(getattr(module, macro)(**context)).strip()
 
     def error(self, code: str, details: dict[str, Any] | str, table: Table | None = None, seat: int = 0) -> None:
-        """Tell the sender why something could not be done, in their words and numbering."""
+        """Tell the sender why something could not be done, in their words and numbering; the
+        short help follows, unless the error is about the game's state, which no help fixes."""
         numbering = Numbering(self.sender.numbering)
         self.say(explain(code, details, self.language(self.sender), numbering, Colour.of_seat(seat)), table)
-        self.erred.add(None if table is None else table.id)
+        if code not in ERRORS_WITHOUT_HELP:
+            self.erred.add(None if table is None else table.id)
 
     def help_text(self, table: Table | None, short: bool = False) -> str:
         """The help (or its short form) with move examples in the sender's numbering.

@@ -44,7 +44,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "no_checker": {"from": 7, "to": 2, "point": 7},
     "blocked": {"from": 13, "to": 7, "point": 7},
     "bearing_off_not_allowed": {"from": 6, "to": 0},
-    "wrong_die": {"from": 13, "to": 10, "dice": "6-5"},
+    "wrong_die": {"from": 13, "to": 10, "dice": "6-5", "distance": 3},
     "dice_not_fully_used": {"used": 1, "possible": 2},
     "larger_die_required": {"die": 6, "smaller": 5},
     "beyond_dice": {"dice": "3-1"},

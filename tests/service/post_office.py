@@ -377,7 +377,7 @@ def refused(office: PostOffice, player: Player, text: str, reason: str,
     check_answers(office, player.outbox[-1], sent)
     (answer,) = sent
     assert recipient(answer) == player.address
-    assert reason in text_of(answer), text_of(answer)
+    assert reason in prose_of(answer), text_of(answer)
     assert "+------" in text_of(answer) and "Position ID:" in text_of(answer)
     return answer
 

@@ -6,7 +6,7 @@ import re
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
-from post_office import Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, refused, text_of
+from post_office import prose_of, Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, refused, text_of
 
 from pbem.rules.game import Phase
 from pbem.rules.gnubg_ids import match_id_state
@@ -29,11 +29,13 @@ def test_wrong_moves_are_explained_and_change_nothing(office, anna, ben):
     office.dice.load((3, 1))
     invite_and_accept(office, anna, ben, "invite ben@example.org")
     refused(office, anna, "13/10 13/12", "13/12: point 12 is blocked")
-    refused(office, anna, "24/18 6/5", "24/18: none of your unused dice (3) gives that move")
+    wrong_die = refused(office, anna, "24/18 6/5", "24/18 is a move of 6, but you have only the 3 left to play")
+    assert "In short: write your move" in prose_of(wrong_die)  # the help that fits a wrong move
     refused(office, anna, "8/5", "You must play as much of the roll as you can")
     refused(office, anna, "24/18 13/", "I cannot read")
     refused(office, anna, "13/27", "There is no point 27")
-    refused(office, ben, "24/21 24/23", "It is not your turn")
+    not_yours = refused(office, ben, "24/21 24/23", "It is not your turn")
+    assert "In short" not in prose_of(not_yours)  # no guide to moves for a turn that is not yours
     acts(office, anna, "24/23 13/10")
 
     office.dice.load((6, 4))
