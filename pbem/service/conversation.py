@@ -405,6 +405,8 @@ def _next_step(table: Table, seat: int) -> str:
         return "finished"
     game = table.game
     assert game is not None
+    if game.to_act != seat and game.draw_offer == 1 - seat:
+        return "answer_draw"
     if game.to_act != seat:
         return "wait_answer" if game.phase is game_rules.Phase.DOUBLE_OFFERED else "wait"
     return {

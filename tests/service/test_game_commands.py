@@ -140,8 +140,11 @@ def test_remis_on_both_sides_is_a_draw_and_a_move_withdraws_it(office, anna, ben
     office.dice.load((2, 1))
     acts(office, anna, "roll")
     acts(office, anna, "13/11 6/5")
-    acts(office, ben, "$remis")
+    acts(office, ben, "$remis")  # on his own turn: Anna is asked for her answer, not told to wait
     assert office.table(match_id).status is MatchStatus.RUNNING
+    offer = anna.last
+    assert "Ben offers a draw" in str(offer["Subject"]) and "Waiting" not in str(offer["Subject"])
+    assert "reply  $remis  to accept it" in prose_of(offer) and "We will write when it is yours" not in prose_of(offer)
     acts(office, anna, "$remis")
     table = office.table(match_id)
     assert table.status is MatchStatus.FINISHED and table.score.points == (0, 0)
