@@ -161,11 +161,16 @@ def _finish_match(talk: Conversation, table: Table) -> None:
     talk.news_of(table).attachments.append(Attachment(filename, "text/plain", text.encode("utf-8"), charset="utf-8"))
 
 
+_CUBE_DECISIONS = (rules.ActionKind.DOUBLE, rules.ActionKind.TAKE, rules.ActionKind.DROP, rules.ActionKind.BEAVER)
+
+
 def _queue_review(talk: Conversation, table: Table, game: rules.Game, totals: bool) -> None:
     """Leave the bgsage review of the game (and with ``totals`` of the whole match) to the daemon's
     review job, where bgsage loads: it costs seconds, and this mail's answer goes out at once."""
     if pbem_assistant.engine(talk.config.assistant.plies) is None:
         return
+    if not totals and not any(action.play or action.kind in _CUBE_DECISIONS for action in game.record):
+        return  # nothing was decided (a draw agreed, a resignation before the first move): no review
     talk.session.add(ReviewJob(match_id=table.id, game_number=table.record.game_number, game=game.to_dict(),
                                totals=totals, created_at=talk.now))
     talk.event(table, EventKind.REVIEW_FOLLOWS, None, totals=totals)

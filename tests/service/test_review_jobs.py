@@ -37,14 +37,24 @@ def _jobs(office: PostOffice) -> list[ReviewJob]:
 
 
 def _resigned_game(office: PostOffice) -> tuple[Player, Player]:
-    """Anna and Ben play a single game that Anna resigns at once: a game over with a review owed."""
+    """Anna and Ben play a single game that ends after one move by a resignation: a game over
+    with a review owed."""
     anna = Player(office, "anna@example.org", "Anna")
     ben = Player(office, "ben@example.org", "Ben")
     match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
-    seat = office.table(match_id).game.to_act
-    (anna if seat == 0 else ben).reply("$quit")
+    _one_move_then_resign(office, match_id, (anna, ben))
     assert office.table(match_id).status is MatchStatus.FINISHED
     return anna, ben
+
+
+def _one_move_then_resign(office: PostOffice, match_id: int, players: tuple[Player, Player]) -> None:
+    """Whoever must act plays their first legal move, then the other resigns (a game without a
+    decision gets no review)."""
+    for resigns in (False, True):
+        table = office.table(match_id)
+        seat = table.game.to_act
+        player, last = players[seat], players[seat].last_of(table.token(seat))
+        player.reply("$quit" if resigns else player.next_command(seat, last) or "", to=last)
 
 
 def _check_review_mails(sent: list[EmailMessage], anna: Player, ben: Player, game_over: dict[str, EmailMessage]) -> None:
@@ -202,10 +212,8 @@ def test_the_totals_of_a_series_wait_for_the_review_of_every_game(config) -> Non
     anna = Player(office, "anna@example.org", "Anna")
     ben = Player(office, "ben@example.org", "Ben")
     match_id = invite_and_accept(office, anna, ben, "invite ben@example.org games 2")
-    for _ in range(2):  # whoever must act resigns: two short games
-        seat = office.table(match_id).game.to_act
-        player = (anna, ben)[seat]
-        player.reply("$quit", to=player.last_of(office.table(match_id).token(seat)))
+    for _ in range(2):  # two short games
+        _one_move_then_resign(office, match_id, (anna, ben))
     assert office.table(match_id).status is MatchStatus.FINISHED
     assert "The review of this game and the totals of all games by the bgsage engine will follow" in prose_of(anna.last)
     first, last = _jobs(office)
@@ -221,3 +229,14 @@ def test_the_totals_of_a_series_wait_for_the_review_of_every_game(config) -> Non
     to_anna = [text_of(mail) for mail in sent if recipient(mail) == anna.address]
     assert "Review of game 1 by" in to_anna[0] and "Review of all" not in to_anna[0]
     assert "Review of game 2 by" in to_anna[1] and "Review of all 2 games" in to_anna[1]
+
+
+def test_a_game_without_a_decision_gets_no_review(config) -> None:
+    """Resigned before the first move: nothing to review, so no empty review is promised or sent."""
+    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    invite_and_accept(office, anna, ben, "invite ben@example.org")
+    anna.reply("$quit")
+    assert office.table().status is MatchStatus.FINISHED
+    assert _jobs(office) == []
+    assert "review" not in prose_of(anna.last).lower() and "review" not in prose_of(ben.last).lower()
