@@ -28,6 +28,7 @@ from pbem.rules.scoring import DEFAULT_CUBE_CAP
 EMBEDDED_DEFAULT = "<embedded default>"
 DEFAULT_POLL_INTERVAL = 60.0
 LANGUAGES = ("de", "en")
+DATA_DIR_VARIABLE = "PBEM_DATA_DIR"
 SECURITY_MODES = ("ssl", "starttls", "none")
 IMAP_PORTS = {"ssl": 993, "starttls": 143, "none": 143}
 SMTP_PORTS = {"ssl": 465, "starttls": 587, "none": 25}
@@ -92,7 +93,9 @@ class ServiceConfig(_Table):
     address: str = "backgammon@localhost"
     name: str = "Backgammon by Mail"
     language: str = "en"
-    data_dir: Path = Field(default_factory=lambda: Path("pbem-data").absolute())
+    data_dir: Path = Field(default_factory=lambda: Path(os.environ.get(DATA_DIR_VARIABLE) or "pbem-data")
+                           .expanduser().absolute())
+    """Without a config file (or ``data_dir`` in it): ``$PBEM_DATA_DIR``, else ``./pbem-data``."""
 
     @field_validator("address")
     @classmethod

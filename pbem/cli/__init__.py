@@ -19,6 +19,8 @@ from pbem.cli.rules import RULES_LEGAL_HELP, rules_legal
 
 MATCH_STATES = ("invited", "running", "finished", "declined")
 """``pbem.store.game_records.MatchStatus``, spelt out so that this module loads no database code."""
+WAIT_SECONDS = 30
+"""How long ``pbem send --wait`` waits for the running daemon's answer."""
 GAMES_PAGE = 50
 """How many matches ``pbem games`` lists unless ``--limit`` says otherwise."""
 
@@ -65,10 +67,14 @@ def _parser() -> argparse.ArgumentParser:
     send.add_argument("--from", dest="sender", required=True, metavar="ADDRESS", help="the player's address")
     send.add_argument("--subject", help="the subject (for a reply: instead of 'Re: …')")
     send.add_argument("--reply-to", type=Path, metavar="FILE", help="a mail from the outbox to answer")
+    send.add_argument("--wait", action="store_true",
+                      help=f"wait (up to {WAIT_SECONDS} s) until pbem serve has answered, and print the answers' files")
     send.add_argument("text", metavar="TEXT", help="the mail's text; - reads standard input")
     outbox = command("outbox", "local", "outbox", "list the mails the service sent, newest last")
     outbox.add_argument("--to", metavar="ADDRESS", help="only mails to this address")
     outbox.add_argument("--last", action="store_true", help="print the latest mail instead of the list")
+    outbox.add_argument("--last-file", action="store_true",
+                        help="print only the file of the latest mail (for --reply-to)")
     command("check", "check", "check",
             "try the [imap] and [smtp] settings: connect, TLS, log in, open the mailbox; send nothing")
     requeue = command("requeue", "requeue", "requeue", "put shunted mails (see pbem status) back into the inbox")

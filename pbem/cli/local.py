@@ -4,11 +4,14 @@ a terminal, as a mail client would."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from email.utils import parseaddr
+from pathlib import Path
 
 from pbem.cli.loading import UsageError, config_of
-from pbem.config import is_mail_address
+from pbem.config import DATA_DIR_VARIABLE, EMBEDDED_DEFAULT, is_mail_address
 from pbem.mail.local_client import (compose_mail, compose_reply, deliver_to_maildir, format_listing, format_mail,
                                     list_outbox, read_mail_file)
 
@@ -23,6 +26,7 @@ def send(args: argparse.Namespace) -> int:
                          "write to the service address with a mail client")
     if not is_mail_address(parseaddr(args.sender)[1]):
         raise UsageError(f"--from: not a mail address: {args.sender!r}")
+    _require_maildir(config.inbox_dir, "inbox", config.source)
     body = sys.stdin.read() if args.text == "-" else args.text
     if args.reply_to is None:
         message = compose_mail(args.sender, config.service.address, args.subject or "", body)
@@ -34,8 +38,28 @@ def send(args: argparse.Namespace) -> int:
         message = compose_reply(args.sender, original, body)
         if args.subject is not None:
             message.replace_header("Subject", args.subject)
-    print(deliver_to_maildir(config.inbox_dir, message), file=sys.stdout)
+    delivered = deliver_to_maildir(config.inbox_dir, message)
+    if not args.wait:
+        print(delivered)
+        return 0
+    for answer in _answers_to(config.outbox_dir, str(message["Message-ID"]), delivered):
+        print(answer)
     return 0
+
+
+def _answers_to(outbox: Path, message_id: str, delivered: Path) -> list[Path]:
+    """The files of the daemon's answers to the mail, once it has applied it and sent them."""
+    from pbem.cli import WAIT_SECONDS
+
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if not delivered.exists():  # taken from the inbox: applied, its answers are sent at once
+            answers = [entry.path for entry in list_outbox(outbox)
+                       if str(entry.message.get("In-Reply-To", "")) == message_id]
+            if answers:
+                return answers
+        time.sleep(0.1)
+    raise UsageError(f"no answer within {WAIT_SECONDS} s: is pbem serve running on {outbox.parent}?")
 
 
 def outbox(args: argparse.Namespace) -> int:
@@ -43,9 +67,21 @@ def outbox(args: argparse.Namespace) -> int:
     config = config_of(args.config)
     if config.smtp is not None:
         raise UsageError(f"{config.source} sends mail over SMTP; there is no local outbox")
+    _require_maildir(config.outbox_dir, "outbox", config.source)
     entries = list_outbox(config.outbox_dir, args.to)
     if not entries:
         print(f"pbem outbox: no mail{f' to {args.to}' if args.to else ''} in {config.outbox_dir}", file=sys.stderr)
         return EXIT_NOTHING_FOUND
-    sys.stdout.write(format_mail(entries[-1]) if args.last else format_listing(entries))
+    if args.last_file:
+        print(entries[-1].path)
+    else:
+        sys.stdout.write(format_mail(entries[-1]) if args.last else format_listing(entries))
     return 0
+
+
+def _require_maildir(path: Path, what: str, source: str) -> None:
+    """A folder ``pbem serve`` makes: missing, it is the wrong data directory, not an empty one."""
+    if not (path / "new").is_dir():
+        origin = f"${DATA_DIR_VARIABLE}" if source == EMBEDDED_DEFAULT and os.environ.get(DATA_DIR_VARIABLE) else source
+        raise UsageError(f"no {what} at {path} (data directory from {origin}): start pbem serve first, "
+                         f"or name the data directory of the running one with {DATA_DIR_VARIABLE}=DIR or --config")

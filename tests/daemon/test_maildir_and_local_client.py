@@ -106,6 +106,7 @@ def test_quote():
 
 
 def test_send_and_outbox_commands(config, config_file, capsys):
+    MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir)  # made by pbem serve
     assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--subject", "hi",
                  "invite bob@example.org"]) == 0
     dropped = capsys.readouterr().out.strip()
@@ -142,6 +143,7 @@ def test_send_and_outbox_commands(config, config_file, capsys):
 
 
 def test_send_reads_standard_input_and_rejects_a_bad_sender(config, config_file, capsys, monkeypatch):
+    MaildirSource(config.inbox_dir)  # made by pbem serve
     monkeypatch.setattr("sys.stdin", io.StringIO("roll\n"))
     assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "-"]) == 0
     dropped = capsys.readouterr().out.strip()

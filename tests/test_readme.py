@@ -1,0 +1,63 @@
+"""The README's commands work as written (issue 13, item 6): the walkthrough of "Playing a game
+from the terminal" runs verbatim in bash against a real ``pbem serve``, from a fresh directory,
+whatever the dice; the Quick start's commands are valid shell and name what exists."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+VENV = Path(sys.executable).parent.parent
+
+
+def shell_blocks(heading: str) -> list[str]:
+    """The ```sh blocks of the README section under ``heading``."""
+    section = README.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+
+
+def test_the_quick_start_is_two_commands_that_name_what_exists():
+    setup, tests = shell_blocks("Quick start")
+    assert "python3-venv" in setup and "pip install -e '.[test]'" in setup and setup.strip().endswith("pbem serve")
+    assert tests.strip() == "sudo bash .ci/run" and (ROOT / ".ci" / "run").is_file()
+    for block in (setup, tests):
+        subprocess.run(["bash", "-n"], input=block, text=True, check=True)
+
+
+def test_the_terminal_walkthrough_runs_verbatim(tmp_path):
+    (walkthrough,) = shell_blocks("Playing a game from the terminal")
+    (tmp_path / ".venv").symlink_to(VENV)
+    environment = {key: value for key, value in os.environ.items() if key != "PBEM_DATA_DIR"}
+    daemon = subprocess.Popen([str(VENV / "bin" / "pbem"), "serve"], cwd=tmp_path, env=environment,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30  # the daemon has started once it has made its inbox
+        while not (tmp_path / "pbem-data" / "inbox" / "new").is_dir() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        run = subprocess.run(["bash", "-e", "-c", walkthrough], cwd=tmp_path, env=environment, capture_output=True,
+                             text=True, timeout=120)
+    finally:
+        daemon.terminate()
+        log = daemon.communicate(timeout=30)[1]
+    assert run.returncode == 0, run.stdout + run.stderr + log
+    assert "Please confirm" in run.stdout and "Invitation from anna" in run.stdout
+    assert run.stdout.count("It is your turn") == 1, run.stdout  # exactly one of them is told to act
+
+    # From another directory, the same data directory is found through PBEM_DATA_DIR ...
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    listing = subprocess.run([str(VENV / "bin" / "pbem"), "outbox", "--to", "ben@example.org"], cwd=elsewhere,
+                             env={**environment, "PBEM_DATA_DIR": str(tmp_path / "pbem-data")},
+                             capture_output=True, text=True)
+    assert listing.returncode == 0 and "pbem-data/outbox" in listing.stdout
+    # ... and without it, a clear refusal instead of a second, silent ./pbem-data.
+    refused = subprocess.run([str(VENV / "bin" / "pbem"), "send", "--from", "anna@example.org", "help"],
+                             cwd=elsewhere, env=environment, capture_output=True, text=True)
+    assert refused.returncode == 2 and "no inbox at" in refused.stderr and "PBEM_DATA_DIR" in refused.stderr
+    assert not (elsewhere / "pbem-data").exists()
