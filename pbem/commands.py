@@ -51,6 +51,9 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
     ``lang``/``sprache`` (command or option) without ``de`` or ``en``; details: the value.
 ``numbering``
     ``numbering``/``zählung`` without ``own``/``eigene`` or ``fixed``/``feste``; details: the value.
+``resign-kind``
+    ``resign``/``aufgeben`` without ``single``/``einfach``, ``gammon`` or ``backgammon``;
+    details: the value.
 ``switch``
     ``autoroll``/``autowürfeln`` or ``copies``/``kopien`` without ``on``/``an`` or
     ``off``/``aus``; details: the value.
@@ -161,6 +164,13 @@ class Resign:
 
 
 @dataclass(frozen=True)
+class OfferResignation:
+    """``resign gammon``: offer to resign with that result (1 single, 2 gammon, 3 backgammon)."""
+
+    kind: int
+
+
+@dataclass(frozen=True)
 class Remis:
     pass
 
@@ -253,13 +263,13 @@ class CommandError:
 
 Command = (
     Invite | PlayAssistant | Accept | Decline | Move | Roll | Double | Take | Drop | Beaver
-    | Resign | Remis | Rematch | Board | Games | Ratings | Language | SetNumbering | Vacation
+    | Resign | OfferResignation | Remis | Rematch | Board | Games | Ratings | Language | SetNumbering | Vacation
     | Stop | Autoroll | Copies | Help | Confirm | Note | CommandError
 )
 
 _ALONE: dict[str, Command] = {
     **dict.fromkeys(("accept", "annehmen"), Accept()),
-    **dict.fromkeys(("decline", "ablehnen"), Decline()),
+    **dict.fromkeys(("decline", "reject", "ablehnen"), Decline()),
     **dict.fromkeys(("roll", "würfeln", "wuerfeln"), Roll()),
     **dict.fromkeys(("double", "doppeln"), Double()),
     "take": Take(),
@@ -282,6 +292,8 @@ _NUMBERINGS = {
     **dict.fromkeys(("own", "eigene", "eigen"), Numbering.OWN),
     **dict.fromkeys(("fixed", "feste", "fest"), Numbering.FIXED),
 }
+_RESIGN_WORDS = ("resign", "aufgeben")
+_RESIGN_KINDS = {**dict.fromkeys(("single", "normal", "einfach"), 1), "gammon": 2, "backgammon": 3}
 _SWITCHES = {**dict.fromkeys(("on", "an", "ein"), True), **dict.fromkeys(("off", "aus"), False)}
 _AUTOROLL_WORDS = ("autoroll", "autowürfeln", "autowuerfeln")
 _COPIES_WORDS = ("copies", "kopien")
@@ -317,12 +329,12 @@ _GERMAN_KEYWORDS = frozenset((
     "annehmen", "ablehnen", "würfeln", "wuerfeln", "doppeln", "biber", "$aufgeben", "revanche",
     "brett", "spiele", "rangliste", "stopp", "hilfe", "ja", "bestätigen", "bestaetigen", "sprache",
     "zählung", "zaehlung", "urlaub", "einladen", "gegen", "abrechnen", "autowürfeln", "autowuerfeln",
-    "kopien",
+    "kopien", "aufgeben",
 ))
 _ENGLISH_KEYWORDS = frozenset((
     "accept", "decline", "roll", "double", "take", "drop", "beaver", "$quit", "rematch", "board",
     "games", "ratings", "stop", "help", "yes", "confirm", "lang", "numbering", "vacation", "invite",
-    "play", "settle", "autoroll", "copies",
+    "play", "settle", "autoroll", "copies", "resign", "reject",
 ))
 _GERMAN_WORDS = frozenset((
     "und", "ich", "nicht", "der", "die", "das", "ist", "bitte", "danke", "hallo", "mit", "für",
@@ -400,6 +412,9 @@ def _read_line(line: str) -> Command:
         return _language_command(line, arguments)
     if keyword in _NUMBERING_WORDS and len(arguments) <= 1:
         return _numbering_command(line, arguments)
+    if keyword in _RESIGN_WORDS and len(arguments) <= 1:
+        kind = _RESIGN_KINDS.get(_first(arguments))
+        return OfferResignation(kind) if kind else CommandError(line, "resign-kind", _first(arguments))
     if keyword in _AUTOROLL_WORDS + _COPIES_WORDS and len(arguments) <= 1:
         switch = _SWITCHES.get(_first(arguments))
         if switch is None:

@@ -224,6 +224,12 @@ class Engine:
         """``seat`` agrees to a draw only when it is behind: below even chances to win."""
         return self.game_winning_chance(game, seat) < 0.5
 
+    def accepts_resignation(self, game: rules.Game, seat: int, points: int) -> bool:
+        """``seat`` accepts a resignation worth ``points`` when playing on is worth no more to it
+        (:meth:`settlement`, seen from ``seat``)."""
+        value = self.settlement(game)
+        return points >= (value if seat == game.seat else -value)
+
     def game_winning_chance(self, game: rules.Game, seat: int) -> float:
         """``seat``'s chance to win the game as it stands (after the best play if dice are rolled)."""
         if game.phase is rules.Phase.TO_MOVE and game.dice is not None:

@@ -72,6 +72,8 @@ class EventKind(StrEnum):
     DROPPED = "dropped"
     BEAVERED = "beavered"
     RESIGNED = "resigned"
+    RESIGN_OFFERED = "resign_offered"
+    RESIGN_REJECTED = "resign_rejected"
     DRAW_OFFERED = "draw_offered"
     DRAW_AGREED = "draw_agreed"
     DRAW_DECLINED = "draw_declined"

@@ -38,6 +38,7 @@ RuleError codes (the mails word them; ``details`` holds the values named):
 ``invalid_dice``          dice that are not two numbers 1-6 (a caller bug, not a player's).
 ``draw_already_offered``  a second ``$remis`` by the same player before the answer.
 ``no_draw_offered``       declining a draw that the other player has not offered.
+``no_resignation_offered`` accepting or rejecting a resignation the other player has not offered.
 """
 
 from __future__ import annotations
@@ -159,6 +160,8 @@ class Game:
     cube_owner: int | None = None
     beavered: bool = False
     draw_offer: int | None = None
+    resign_offer: tuple[int, WinKind] | None = None
+    """(the seat offering to resign, the result it offers), until answered or withdrawn."""
     result: Result | None = None
     record: tuple[Action, ...] = ()
 
@@ -195,6 +198,7 @@ class Game:
             "cube_owner": self.cube_owner,
             "beavered": self.beavered,
             "draw_offer": self.draw_offer,
+            "resign_offer": None if self.resign_offer is None else [self.resign_offer[0], int(self.resign_offer[1])],
             "result": None if self.result is None else self.result.to_dict(),
             "record": [action.to_dict() for action in self.record],
         }
@@ -204,6 +208,7 @@ class Game:
         board = data["board"]
         dice = data["dice"]
         result = data["result"]
+        resign_offer = data.get("resign_offer")  # absent from games stored before resignation levels
         return cls(
             rules=MatchRules.from_dict(data["rules"]),
             score=(data["score"][0], data["score"][1]),
@@ -216,6 +221,7 @@ class Game:
             cube_owner=data["cube_owner"],
             beavered=data["beavered"],
             draw_offer=data["draw_offer"],
+            resign_offer=None if resign_offer is None else (resign_offer[0], WinKind(resign_offer[1])),
             result=None if result is None else Result.from_dict(result),
             record=tuple(Action.from_dict(action) for action in data["record"]),
         )
@@ -346,6 +352,32 @@ def resign(game: Game, seat: int) -> Game:
     return _concede(game, seat, ActionKind.RESIGN, Ending.RESIGNED)
 
 
+def offer_resignation(game: Game, seat: int, kind: WinKind) -> Game:
+    """``seat`` offers to resign, giving the opponent a win of ``kind`` (``resign gammon``, as on
+    FIBS); the opponent accepts or rejects it, and any action withdraws it."""
+    _require_playing(game)
+    return replace(game, resign_offer=(seat, kind))
+
+
+def accept_resignation(game: Game, seat: int) -> Game:
+    """``seat`` accepts the resignation the other seat offered: it wins what was offered."""
+    offer = _offered_resignation(game, seat)
+    return _finish(_act(game, Action(ActionKind.RESIGN, offer[0])), seat, offer[1], Ending.RESIGNED)
+
+
+def reject_resignation(game: Game, seat: int) -> Game:
+    """``seat`` rejects the resignation the other seat offered: play goes on."""
+    _offered_resignation(game, seat)
+    return replace(game, resign_offer=None)
+
+
+def _offered_resignation(game: Game, seat: int) -> tuple[int, WinKind]:
+    _require_playing(game)
+    if game.resign_offer is None or game.resign_offer[0] != 1 - seat:
+        raise RuleError("no_resignation_offered")
+    return game.resign_offer
+
+
 def timeout(game: Game, seat: int) -> Game:
     """``seat`` ran out of time: scored as a resignation."""
     return _concede(game, seat, ActionKind.TIMEOUT, Ending.TIMEOUT)
@@ -459,7 +491,8 @@ def _sides_of(game: Game, seat: int) -> Side:
 def _finish(game: Game, winner: int, kind: WinKind, ending: Ending) -> Game:
     points = game.cube if ending is Ending.DROPPED else cube_rules.points_won(game.rules, kind, game.cube)
     result = Result(winner=winner, kind=kind, cube=game.cube, ending=ending, points=points)
-    return replace(game, phase=Phase.OVER, dice=None, beavered=False, draw_offer=None, result=result)
+    return replace(game, phase=Phase.OVER, dice=None, beavered=False, draw_offer=None, resign_offer=None,
+                   result=result)
 
 
 def _pass_turn(game: Game, board: Position) -> Game:
@@ -473,10 +506,11 @@ def _pass_turn(game: Game, board: Position) -> Game:
 
 
 def _act(game: Game, action: Action, **changes: Any) -> Game:
-    """Record ``action``; an action by the player who was offered a draw withdraws the offer."""
+    """Record ``action``; an action by the player who was offered a draw withdraws the offer,
+    and any action withdraws an offer to resign."""
     if game.draw_offer is not None and game.draw_offer != action.seat:
         changes["draw_offer"] = None
-    return replace(game, record=(*game.record, action), **changes)
+    return replace(game, record=(*game.record, action), resign_offer=None, **changes)
 
 
 def _require_playing(game: Game) -> None:

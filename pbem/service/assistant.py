@@ -13,6 +13,7 @@ from sqlmodel import Session, select
 
 from pbem import assistant, commands
 from pbem.config import Config
+from pbem.rules import cube as cube_rules
 from pbem.rules import game as rules
 from pbem.rules.notation import Colour, format_play
 from pbem.service.tables import Table
@@ -56,6 +57,9 @@ def decide(table: Table, config: Config) -> tuple[int, commands.Command | None] 
         return None
     if game.draw_offer == 1 - seat:
         return seat, commands.Remis() if engine.accepts_draw(game, seat) else DECLINE_DRAW
+    if game.resign_offer is not None and game.resign_offer[0] == 1 - seat:
+        points = cube_rules.points_won(game.rules, game.resign_offer[1], game.cube)
+        return seat, commands.Accept() if engine.accepts_resignation(game, seat, points) else commands.Decline()
     if game.to_act != seat:
         return None
     match game.phase:

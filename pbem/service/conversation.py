@@ -405,6 +405,8 @@ def _next_step(table: Table, seat: int) -> str:
         return "finished"
     game = table.game
     assert game is not None
+    if game.resign_offer is not None and game.resign_offer[0] == 1 - seat:
+        return "answer_resign"
     if game.to_act != seat and game.draw_offer == 1 - seat:
         return "answer_draw"
     if game.to_act != seat:

@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 _GAME_COMMANDS = (
     commands.Move, commands.Roll, commands.Double, commands.Take, commands.Drop, commands.Beaver,
-    commands.Resign, commands.Remis,
+    commands.Resign, commands.OfferResignation, commands.Remis,
 )
 _ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings)
 """Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
@@ -291,7 +291,8 @@ def _dispatch(
             else:
                 invitations.rematch(talk, table, seat)
         case commands.Accept() | commands.Decline() | commands.Move() | commands.Roll() | commands.Double() \
-                | commands.Take() | commands.Drop() | commands.Beaver() | commands.Resign() | commands.Remis():
+                | commands.Take() | commands.Drop() | commands.Beaver() | commands.Resign() | commands.Remis() \
+                | commands.OfferResignation():
             if table is None or seat is None:
                 talk.say_template(Notice.NO_GAME_NAMED)
                 account.list_games(talk)

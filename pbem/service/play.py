@@ -13,9 +13,11 @@ from pbem import commands
 from pbem.mail.composing import Attachment
 from pbem.render.views import EventKind, Notice
 from pbem.rules import game as rules
+from pbem.rules import cube as cube_rules
 from pbem.rules import matfile, scoring
 from pbem.rules.moves import IllegalPlay
 from pbem.rules.notation import Colour, NotationError, parse_play
+from pbem.rules.scoring import WinKind
 from pbem.service import assistant, ratings
 from pbem.service.conversation import Conversation, play_texts
 from pbem.service.tables import Table
@@ -24,7 +26,7 @@ from pbem.store.game_records import FinishedGame, MatchStatus, ReviewJob
 
 GameCommand = (
     commands.Move | commands.Roll | commands.Double | commands.Take | commands.Drop | commands.Beaver
-    | commands.Accept | commands.Decline | commands.Resign | commands.Remis
+    | commands.Accept | commands.Decline | commands.Resign | commands.OfferResignation | commands.Remis
 )
 
 
@@ -65,6 +67,11 @@ def _apply(talk: Conversation, table: Table, seat: int, game: rules.Game, comman
             after = rules.drop(game, seat)
             talk.event(table, EventKind.DROPPED, seat, cube=game.cube)
             return after
+        case commands.Accept() if game.resign_offer is not None and game.resign_offer[0] == 1 - seat:
+            return rules.accept_resignation(game, seat)  # the game-over mail tells the result
+        case commands.Decline() if game.resign_offer is not None and game.resign_offer[0] == 1 - seat:
+            talk.event(table, EventKind.RESIGN_REJECTED, seat)
+            return rules.reject_resignation(game, seat)
         case commands.Accept() | commands.Decline():
             raise rules.RuleError("no_double_pending")
         case commands.Beaver():
@@ -74,6 +81,11 @@ def _apply(talk: Conversation, table: Table, seat: int, game: rules.Game, comman
         case commands.Resign():
             after = rules.resign(game, seat)
             talk.event(table, EventKind.RESIGNED, seat)
+            return after
+        case commands.OfferResignation(kind=kind):
+            after = rules.offer_resignation(game, seat, WinKind(kind))
+            talk.event(table, EventKind.RESIGN_OFFERED, seat, kind=kind,
+                       points=cube_rules.points_won(game.rules, WinKind(kind), game.cube))
             return after
         case commands.Remis():
             after = rules.offer_draw(game, seat)

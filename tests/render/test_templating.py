@@ -63,6 +63,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "invalid_dice": {"dice": (7, 1)},
     "draw_already_offered": {},
     "no_draw_offered": {},
+    "no_resignation_offered": {},
     # pbem.commands: details are the argument as written
     "invite-address": "anna(at)example.org",
     "unknown-option": "blitz",
@@ -76,6 +77,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "language": "fr",
     "numbering": "odd",
     "switch": "maybe",
+    "resign-kind": "double",
     "vacation-days": "forever",
     "unknown-command": "$undo",
 }

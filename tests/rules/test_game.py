@@ -285,6 +285,32 @@ def test_the_offering_players_own_actions_keep_the_draw_offer() -> None:
     assert g.offer_draw(after, 1).result is not None
 
 
+def test_a_resignation_offer_is_accepted_at_its_level_or_rejected() -> None:
+    game = replace(started(MONEY), cube=2, cube_owner=1)  # seat 0 to move with 3-1
+    offered = g.offer_resignation(game, 0, WinKind.GAMMON)
+    assert offered.resign_offer == (0, WinKind.GAMMON) and offered.record == game.record
+    raises("no_resignation_offered", g.accept_resignation, offered, 0)  # not one's own offer
+    over = g.accept_resignation(offered, 1)
+    assert over.result == g.Result(winner=1, kind=WinKind.GAMMON, cube=2, ending=Ending.RESIGNED, points=4)
+    assert over.record[-1] == g.Action(ActionKind.RESIGN, 0) and over.resign_offer is None
+    rejected = g.reject_resignation(offered, 1)
+    assert rejected.resign_offer is None and rejected.phase is Phase.TO_MOVE
+    raises("no_resignation_offered", g.reject_resignation, rejected, 1)
+    assert g.Game.from_dict(json.loads(json.dumps(offered.to_dict()))) == offered
+
+
+def test_any_action_withdraws_a_resignation_offer() -> None:
+    offered = g.offer_resignation(started(), 0, WinKind.SINGLE)
+    assert g.play(offered, 0, ((8, 5), (6, 5))).resign_offer is None
+    raises("no_resignation_offered", g.accept_resignation, g.play(offered, 0, ((8, 5), (6, 5))), 1)
+
+
+def test_a_game_stored_before_resignation_offers_loads() -> None:
+    stored = started().to_dict()
+    del stored["resign_offer"]
+    assert g.Game.from_dict(stored).resign_offer is None
+
+
 def test_match_id_state_follows_gnubg_fields() -> None:
     game = started(MatchRules(Format.MATCH, length=5), opening=(1, 2))
     assert match_id(g.match_id_state(game)) == "cAmlAAAAAAAE"  # as gnubg shows it

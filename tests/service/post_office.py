@@ -48,9 +48,9 @@ def text_of(message: EmailMessage) -> str:
 
 
 def prose_of(message: EmailMessage) -> str:
-    """The text part with its lines joined by single spaces: a sentence is found in it however
-    the text was wrapped."""
-    return re.sub(r" *\n *", " ", text_of(message))
+    """The text part with every run of spaces and line ends as one space: a sentence is found in
+    it however the text was wrapped (write the sentence with single spaces)."""
+    return " ".join(text_of(message).split())
 
 
 def identifiers(message: EmailMessage) -> tuple[str, str]:

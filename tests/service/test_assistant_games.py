@@ -86,6 +86,27 @@ def test_the_assistant_accepts_a_draw_only_when_it_is_behind(config, anna_ahead:
         assert game.result is None and game.draw_offer is None and game.to_act == 0
 
 
+@pytest.mark.parametrize(("anna_ahead", "accepted"), [(False, False), (True, True)])
+def test_the_assistant_accepts_a_resignation_only_when_it_gives_it_enough(config, anna_ahead: bool,
+                                                                          accepted: bool) -> None:
+    """Anna, about to be gammoned, offers a single game: too little for the Assistant, and the
+    game goes on; about to win, she offers the same, and the Assistant gladly takes the point."""
+    office = PostOffice(config, LoadedDice(script=[(6, 1)]))
+    anna = Player(office, "anna@example.org", "Anna")
+    anna.write("play assistant")
+    strong, far_from_home = side({1: 2}), side({13: 8, 12: 7})
+    set_game(office, office.table().id,
+             board=Position(strong, far_from_home) if anna_ahead else Position(far_from_home, strong))
+    anna.reply("resign single")
+    game = office.table().game
+    assert game is not None
+    if accepted:
+        assert game.result is not None and game.result.winner == 1 and game.result.kind == 1
+    else:
+        assert "Assistant rejected the resignation; the game goes on." in text_of(anna.last)
+        assert game.result is None and game.resign_offer is None and game.to_act == 0
+
+
 def test_without_bgsage_play_assistant_is_unavailable_and_friends_still_play(config, monkeypatch) -> None:
     def broken() -> None:
         raise ImportError("No module named 'bgbot_cpp'")

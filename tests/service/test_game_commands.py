@@ -144,7 +144,7 @@ def test_remis_on_both_sides_is_a_draw_and_a_move_withdraws_it(office, anna, ben
     assert office.table(match_id).status is MatchStatus.RUNNING
     offer = anna.last
     assert "Ben offers a draw" in str(offer["Subject"]) and "Waiting" not in str(offer["Subject"])
-    assert "reply  $remis  to accept it" in prose_of(offer) and "We will write when it is yours" not in prose_of(offer)
+    assert "reply $remis to accept it" in prose_of(offer) and "We will write when it is yours" not in prose_of(offer)
     acts(office, anna, "$remis")
     table = office.table(match_id)
     assert table.status is MatchStatus.FINISHED and table.score.points == (0, 0)
@@ -233,3 +233,37 @@ def test_one_click_mailto_links_answer_an_invitation(office, anna, ben):
     ben.post(click)  # no body, no threading headers: the address and the subject say it all
     assert office.table().status is MatchStatus.RUNNING
     assert "Sie sind am Zug (2-1)" in str(ben.last["Subject"])
+
+
+def test_resign_levels_as_on_fibs_accepted_rejected_or_withdrawn(office, anna, ben):
+    match_id = opening(office, anna, ben)  # Ben is asked to roll or double
+    acts(office, anna, "resign gammon")
+    offer = ben.last
+    assert "Anna offered to resign a gammon (2 points): reply accept to win that" in prose_of(offer)
+    assert "Anna offers to resign" in str(offer["Subject"])
+    acts(office, ben, "reject")
+    assert "Ben rejected the resignation" in prose_of(anna.last)
+    assert office.table(match_id).game.resign_offer is None
+    acts(office, anna, "resign single")
+    office.dice.load((6, 4))
+    acts(office, ben, "roll")  # any action withdraws the offer
+    assert office.table(match_id).game.resign_offer is None
+    refused(office, ben, "accept", "No double has been offered")
+    acts(office, ben, "24/18 13/9")
+    acts(office, ben, "resign backgammon")
+    acts(office, anna, "accept")
+    table = office.table(match_id)
+    assert table.status is MatchStatus.FINISHED and table.game.result.kind == 3 and table.score.points == (3, 0)
+    assert "You win a backgammon (resignation): 3 points" in prose_of(anna.last)
+
+
+def test_resign_levels_in_german(office, anna, ben):
+    match_id = opening(office, anna, ben)
+    anna.reply("sprache de")
+    ben.reply("sprache de")
+    acts(office, anna, "aufgeben einfach")
+    assert "Anna hat angeboten, einfach aufzugeben (1 Punkt): antworten Sie annehmen" in prose_of(ben.last)
+    acts(office, ben, "annehmen")
+    assert office.table(match_id).game.result.kind == 1
+    (answer,) = anna.reply("aufgeben")
+    assert "Das Ergebnis fehlt; schreiben Sie aufgeben einfach" in prose_of(answer)

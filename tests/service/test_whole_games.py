@@ -39,14 +39,14 @@ def test_single_game_to_the_end_with_own_and_fixed_numbering(config):
         moves = sum(1 for action in game.record if action.kind.value == "move")
         assert mat.count(": ") >= moves  # every turn is a line "dice: play"
         assert "Wins" in mat
-        assert "Reply  rematch  to play again." in prose_of(player.last)
+        assert "Reply rematch to play again." in prose_of(player.last)
     # Every board is labelled in its reader's numbering: Ben's in the fixed one, as Black.
     fixed_top = " 1  2  3  4  5  6       7  8  9 10 11 12"
     own_bottom = " 12 11 10  9  8  7       6  5  4  3  2  1"
-    for mail in (mail for mail in ben.inbox if "+------" in prose_of(mail)):
-        assert fixed_top in prose_of(mail) and "Ben (you, Black)" in prose_of(mail)
-    for mail in (mail for mail in anna.inbox if "+------" in prose_of(mail)):
-        assert own_bottom in prose_of(mail) and fixed_top not in prose_of(mail)
+    for mail in (mail for mail in ben.inbox if "+------" in text_of(mail)):
+        assert fixed_top in text_of(mail) and "Ben (you, Black)" in text_of(mail)
+    for mail in (mail for mail in anna.inbox if "+------" in text_of(mail)):
+        assert own_bottom in text_of(mail) and fixed_top not in text_of(mail)
 
 
 def test_match_to_3_with_crawford_game(config):
