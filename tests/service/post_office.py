@@ -179,13 +179,13 @@ class Player:
     def write(self, text: str, subject: str = "pbem", to: str | None = None) -> list[EmailMessage]:
         return self.post(compose_mail(self.sender, to or self.office.config.service.address, subject, text))
 
-    def write_confirmed(self, text: str) -> list[EmailMessage]:
+    def write_confirmed(self, text: str, yes: str = "yes") -> list[EmailMessage]:
         """Account commands or an invitation in a new mail (no token): the service asks for
         confirmation by mail to this address, and answering that mail with ``yes`` carries them
         out; returns the answers to that."""
         (question,) = self.write(text)
         assert is_confirmation(question), text_of(question)
-        return self.reply("yes", to=question)
+        return self.reply(yes, to=question)
 
     def reply(self, text: str, to: EmailMessage | None = None) -> list[EmailMessage]:
         return self.post(compose_reply(self.sender, to or self.last, text))

@@ -148,7 +148,18 @@ def test_wrong_move_help_and_match_end(mails) -> None:
 
 
 def test_no_words_of_the_other_language(mails) -> None:
-    language, by_kind = mails
+    assert_only(*mails)
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_new_players_get_every_kind_of_mail_in_the_language_they_write(language, config) -> None:
+    by_kind = play_every_kind(config, language, choose_language=False)
+    assert {kind: mail["Content-Language"] for kind, mail in by_kind.items()} == dict.fromkeys(by_kind, language)
+    assert_only(language, by_kind)
+
+
+def assert_only(language: str, by_kind: dict[str, EmailMessage]) -> None:
+    """No mail shows a word of the other language (but the help's list of its commands)."""
     foreign = ENGLISH if language == "de" else GERMAN
     for kind, mail in by_kind.items():
         text = mail.get_body(preferencelist=("plain",)).get_content()
