@@ -215,3 +215,14 @@ def test_a_pending_double_is_shown_as_offered_and_a_finished_game_has_no_turn(ma
     assert "in the middle" not in text and "in der Mitte" not in text
     for kind in ("match_over",):
         assert not any(line.startswith(("Turn:", "Am Zug:")) for line in text_of(by_kind[kind]).splitlines()), kind
+
+
+def test_what_to_answer_comes_right_after_the_board(mails) -> None:
+    """In an 80x24 terminal the answer asked for follows the board's own lines at once, before
+    the clocks and the identifiers."""
+    language, by_kind = mails
+    lines = text_of(by_kind["your_turn"]).splitlines()
+    board_end = max(index for index, line in enumerate(lines) if line.startswith(("Cube:", "Doppler:")))
+    asks = next(index for index, line in enumerate(lines) if "Reply with your move" in line
+                or "Antworten Sie mit Ihrem Zug" in line)
+    assert asks - board_end <= 3, lines[board_end:asks + 1]
