@@ -362,7 +362,7 @@ def offer_resignation(game: Game, seat: int, kind: WinKind) -> Game:
 def accept_resignation(game: Game, seat: int) -> Game:
     """``seat`` accepts the resignation the other seat offered: it wins what was offered."""
     offer = _offered_resignation(game, seat)
-    return _finish(_act(game, Action(ActionKind.RESIGN, offer[0])), seat, offer[1], Ending.RESIGNED)
+    return _finish(_act(game, Action(ActionKind.RESIGN, offer[0])), seat, offer[1], Ending.RESIGNATION_ACCEPTED)
 
 
 def reject_resignation(game: Game, seat: int) -> Game:
@@ -441,7 +441,7 @@ def match_id_state(game: Game) -> MatchIdState:
         state = GameState.PLAYING
     elif game.result.ending is Ending.DROPPED:
         state = GameState.DROPPED
-    elif game.result.ending in (Ending.RESIGNED, Ending.TIMEOUT):
+    elif game.result.ending in (Ending.RESIGNED, Ending.RESIGNATION_ACCEPTED, Ending.TIMEOUT):
         state = GameState.RESIGNED
     else:
         state = GameState.OVER

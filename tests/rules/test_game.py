@@ -291,7 +291,7 @@ def test_a_resignation_offer_is_accepted_at_its_level_or_rejected() -> None:
     assert offered.resign_offer == (0, WinKind.GAMMON) and offered.record == game.record
     raises("no_resignation_offered", g.accept_resignation, offered, 0)  # not one's own offer
     over = g.accept_resignation(offered, 1)
-    assert over.result == g.Result(winner=1, kind=WinKind.GAMMON, cube=2, ending=Ending.RESIGNED, points=4)
+    assert over.result == g.Result(winner=1, kind=WinKind.GAMMON, cube=2, ending=Ending.RESIGNATION_ACCEPTED, points=4)
     assert over.record[-1] == g.Action(ActionKind.RESIGN, 0) and over.resign_offer is None
     rejected = g.reject_resignation(offered, 1)
     assert rejected.resign_offer is None and rejected.phase is Phase.TO_MOVE

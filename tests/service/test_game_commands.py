@@ -267,3 +267,13 @@ def test_resign_levels_in_german(office, anna, ben):
     assert office.table(match_id).game.result.kind == 1
     (answer,) = anna.reply("aufgeben")
     assert "Das Ergebnis fehlt; schreiben Sie aufgeben einfach" in prose_of(answer)
+
+
+def test_an_accepted_resignation_in_a_match_ends_the_game_not_the_match(office, anna, ben):
+    match_id = opening(office, anna, ben, "invite ben@example.org match 5")
+    acts(office, anna, "resign gammon")
+    acts(office, ben, "accept")
+    table = office.table(match_id)
+    assert table.status is MatchStatus.RUNNING and table.score.points == (0, 2) and table.record.game_number == 2
+    assert "Ben wins a gammon (resignation): 2 points" in prose_of(anna.last)
+    assert "match over" not in str(anna.last["Subject"])
