@@ -48,18 +48,36 @@ def send(args: argparse.Namespace) -> int:
 
 
 def _answers_to(outbox: Path, message_id: str, delivered: Path) -> list[Path]:
-    """The files of the daemon's answers to the mail, once it has applied it and sent them."""
+    """The files of the daemon's answers to the mail, once it has applied it and sent them
+    (none, when the sender asked for no copy of their own move)."""
     from pbem.cli import WAIT_SECONDS
 
     deadline = time.monotonic() + WAIT_SECONDS
+    seen: set[Path] = set()
+    answers: list[Path] = []
+    applied_at: float | None = None
     while time.monotonic() < deadline:
-        if not delivered.exists():  # taken from the inbox: applied, its answers are sent at once
-            answers = [entry.path for entry in list_outbox(outbox)
-                       if str(entry.message.get("In-Reply-To", "")) == message_id]
-            if answers:
-                return answers
-        time.sleep(0.1)
+        if applied_at is None and not delivered.exists():  # taken from the inbox: applied
+            applied_at = time.monotonic()
+        for path in _outbox_files(outbox) - seen:  # each new file is read once
+            seen.add(path)
+            if str(read_mail_file(path).get("In-Reply-To", "")) == message_id:
+                answers.append(path)
+        if applied_at is not None and (answers or time.monotonic() - applied_at > ANSWER_GRACE_SECONDS):
+            if not answers:
+                print("applied; no answer to you (copies off?)", file=sys.stderr)
+            return sorted(answers)
+        time.sleep(0.2)
     raise UsageError(f"no answer within {WAIT_SECONDS} s: is pbem serve running on {outbox.parent}?")
+
+
+ANSWER_GRACE_SECONDS = 3.0
+"""After the mail was applied, how long ``--wait`` waits for an answer that may not come."""
+
+
+def _outbox_files(outbox: Path) -> set[Path]:
+    return {path for sub in ("new", "cur") if (outbox / sub).is_dir() for path in (outbox / sub).iterdir()
+            if path.is_file()}
 
 
 def outbox(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ language or a player's numbering read it from there:
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Mapping
 from datetime import timedelta
@@ -142,18 +143,21 @@ def render(name: str, language: str, /, **context: Any) -> str:
 MAX_LINE = 78
 """No line of a mail's text part is longer (RFC 5322 2.1.1 recommends 78)."""
 WRAP_WIDTH = 72
+_TABLE_ROW = re.compile(r"( +\S.{0,40}?  +)\S")
+"""An indented row of a table (the help's commands): the second column starts after a gap."""
 
 
 def wrap_prose(text: str) -> str:
     """Every line longer than MAX_LINE wrapped at WRAP_WIDTH with ``textwrap``, its continuation
-    lines indented like it; shorter lines (the board, the identifiers, command examples) stay as
+    lines indented like it (a table row's: under its second column); shorter lines (the board, the identifiers, command examples) stay as
     they are.  A word longer than a line (an address, a link) is never broken."""
     lines = []
     for line in text.split("\n"):
         if len(line) <= MAX_LINE:
             lines.append(line)
             continue
-        indent = line[: len(line) - len(line.lstrip(" "))]
+        column = _TABLE_ROW.match(line)  # "  command   what it does": continue under what it does
+        indent = " " * column.end(1) if column else line[: len(line) - len(line.lstrip(" "))]
         lines += textwrap.wrap(line, WRAP_WIDTH, subsequent_indent=indent, break_long_words=False,
                                break_on_hyphens=False)
     return "\n".join(lines)

@@ -39,6 +39,8 @@ RuleError codes (the mails word them; ``details`` holds the values named):
 ``draw_already_offered``  a second ``$remis`` by the same player before the answer.
 ``no_draw_offered``       declining a draw that the other player has not offered.
 ``no_resignation_offered`` accepting or rejecting a resignation the other player has not offered.
+``nothing_to_answer``     ``accept``/``reject`` in a game while neither a double nor a
+                          resignation waits for an answer (the service's word for both).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from datetime import timedelta
 from pbem import commands
 from pbem.render.views import Notice
 from pbem.rules import scoring
-from pbem.service import assistant, clocks, invitations, ratings
+from pbem.service import assistant, clocks, invitations, play, ratings
 from pbem.service.conversation import Conversation, shown_name
 from pbem.service.tables import Table, tables_of
 from pbem.store.game_records import MatchStatus
@@ -30,6 +30,8 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
             sender.autoroll = on
             talk.session.add(sender)
             talk.say_template(Notice.AUTOROLL_SET, table, on=on)
+            if on and table is not None and table.game is not None and table.status is MatchStatus.RUNNING:
+                play.advance(talk, table)  # asked to roll or double right now: rolled at once
         case commands.Copies(on=on):
             sender.copies = on
             talk.session.add(sender)

@@ -72,7 +72,8 @@ class Answering:
 
 ERRORS_WITHOUT_HELP = frozenset((
     "game_over", "not_your_turn", "cube_not_yours", "crawford_game", "cube_at_cap", "dead_cube",
-    "beaver_not_allowed", "draw_already_offered", "no_draw_offered", "invalid_dice",
+    "beaver_not_allowed", "draw_already_offered", "no_draw_offered", "invalid_dice", "nothing_to_answer",
+    "no_resignation_offered",
 ))
 """Codes of ``pbem.rules.game`` about the state of the game, not about how a command is written:
 the short help (how to write moves, roll or double, take or drop) does not follow them."""

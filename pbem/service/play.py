@@ -73,7 +73,7 @@ def _apply(talk: Conversation, table: Table, seat: int, game: rules.Game, comman
             talk.event(table, EventKind.RESIGN_REJECTED, seat)
             return rules.reject_resignation(game, seat)
         case commands.Accept() | commands.Decline():
-            raise rules.RuleError("no_double_pending")
+            raise rules.RuleError("nothing_to_answer")
         case commands.Beaver():
             after = rules.beaver(game, seat)
             talk.event(table, EventKind.BEAVERED, seat, cube=after.cube * 2)

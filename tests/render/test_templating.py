@@ -64,6 +64,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "draw_already_offered": {},
     "no_draw_offered": {},
     "no_resignation_offered": {},
+    "nothing_to_answer": {},
     # pbem.commands: details are the argument as written
     "invite-address": "anna(at)example.org",
     "unknown-option": "blitz",

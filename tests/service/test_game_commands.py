@@ -248,7 +248,7 @@ def test_resign_levels_as_on_fibs_accepted_rejected_or_withdrawn(office, anna, b
     office.dice.load((6, 4))
     acts(office, ben, "roll")  # any action withdraws the offer
     assert office.table(match_id).game.resign_offer is None
-    refused(office, ben, "accept", "No double has been offered")
+    refused(office, ben, "accept", "Nothing waits for your answer now")
     acts(office, ben, "24/18 13/9")
     acts(office, ben, "resign backgammon")
     acts(office, anna, "accept")

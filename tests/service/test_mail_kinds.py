@@ -226,3 +226,10 @@ def test_what_to_answer_comes_right_after_the_board(mails) -> None:
     asks = next(index for index, line in enumerate(lines) if "Reply with your move" in line
                 or "Antworten Sie mit Ihrem Zug" in line)
     assert asks - board_end <= 3, lines[board_end:asks + 1]
+
+
+def test_the_helps_wrapped_rows_continue_under_their_description(mails) -> None:
+    """A wrapped row of the help's command table must not look like another command."""
+    _, by_kind = mails
+    lines = text_of(by_kind["help"]).splitlines()
+    assert not [line for line in lines if re.fullmatch(r"  \S+(?: \S+)*", line)], lines

@@ -20,9 +20,8 @@ def test_the_settings_are_read_in_both_languages(line, command):
 def test_autoroll_rolls_at_once_instead_of_asking_roll_or_double(opened_game):
     office, anna, ben = opened_game
     assert "reply  roll  or  double" in text_of(ben.last)
-    ben.reply("autoroll on")
-    assert "the service rolls for you at once" in prose_of(ben.last)
-    ben.reply("roll")
+    ben.reply("autoroll on")  # while asked to roll or double: rolled at once
+    assert "the service rolls for you at once" in prose_of(ben.last) and "You rolled" in text_of(ben.last)
     ben.reply(ben.next_command(1) or "")
     anna.reply("roll")
     anna.reply(anna.next_command(0) or "")
