@@ -188,10 +188,12 @@ def finish(engine: Engine, config: Config, job_id: int, result: dict[str, Any], 
         table = Table.load(session, record)
         seat = next(seat for seat in (0, 1) if not is_assistant(table.players[seat]))
         talk = Conversation(session, config, table.players[seat], last_mail_of(table, seat), SECURE_DICE, now)
-        talk.event(table, EventKind.GAME_REVIEW, None, number=job.game_number, **result)
+        if any(player["decisions"] for player in result["players"]):  # an empty review is left out
+            talk.event(table, EventKind.GAME_REVIEW, None, number=job.game_number, **result)
         if job.totals and len(reviews) > 1:
             talk.event(table, EventKind.MATCH_REVIEW, None, **review.combine(reviews))
-        send_letters(talk)
+        if talk.news:  # nothing to review at all (only forced moves): no mail
+            send_letters(talk)
         log.info("review of match %s, game %s mailed", job.match_id, job.game_number)
         return True
 

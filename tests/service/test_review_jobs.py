@@ -240,3 +240,19 @@ def test_a_game_without_a_decision_gets_no_review(config) -> None:
     assert office.table().status is MatchStatus.FINISHED
     assert _jobs(office) == []
     assert "review" not in prose_of(anna.last).lower() and "review" not in prose_of(ben.last).lower()
+
+
+def test_the_totals_leave_out_an_empty_last_game(config) -> None:
+    office = PostOffice(config, LoadedDice(seed=3))
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org games 2")
+    _one_move_then_resign(office, match_id, (anna, ben))
+    seat = office.table(match_id).game.to_act  # game 2: resigned before any decision
+    player = (anna, ben)[seat]
+    player.reply("$quit", to=player.last_of(office.table(match_id).token(seat)))
+    assert office.table(match_id).status is MatchStatus.FINISHED
+    sent = office.review()
+    to_anna = [text_of(mail) for mail in sent if recipient(mail) == anna.address]
+    assert "Review of game 1 by" in to_anna[0]
+    assert "Review of all 2 games" in to_anna[-1] and "Review of game 2" not in to_anna[-1]
