@@ -197,3 +197,16 @@ def test_the_opponents_dice_stand_in_their_half_as_in_the_picture() -> None:
     bar_row = next(line for line in render_text_board(view, "en").splitlines() if "|BAR|" in line)
     left, right = bar_row.split("|BAR|")
     assert "6-4" in left and "6-4" not in right
+
+
+@pytest.mark.parametrize(("language", "one", "two"), [
+    ("en", ("Match to 1 point:", "Series of 1 game:"), ("Match to 2 points:", "Series of 2 games:")),
+    ("de", ("Match auf 1 Punkt:", "Serie über 1 Spiel:"), ("Match auf 2 Punkte:", "Serie über 2 Spiele:")),
+])
+def test_lengths_of_one_are_singular(language: str, one: tuple[str, str], two: tuple[str, str]) -> None:
+    for length, texts in ((1, one), (2, two)):
+        for kind, text in zip((Format.MATCH, Format.GAMES), texts):
+            view = BoardView(position=Position.start(), numbering=Numbering.OWN, colour=Colour.WHITE,
+                             viewer_name="A", opponent_name="B", turn=Who.VIEWER,
+                             score=Score(kind, length=length, viewer=0, opponent=0))
+            assert text in render_text_board(view, language)
