@@ -19,8 +19,6 @@ from pbem.cli.rules import RULES_LEGAL_HELP, rules_legal
 
 MATCH_STATES = ("invited", "running", "finished", "declined")
 """``pbem.store.game_records.MatchStatus``, spelt out so that this module loads no database code."""
-WAIT_SECONDS = 30
-"""How long ``pbem send --wait`` waits for the running daemon's answer."""
 GAMES_PAGE = 50
 """How many matches ``pbem games`` lists unless ``--limit`` says otherwise."""
 
@@ -68,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     send.add_argument("--subject", help="the subject (for a reply: instead of 'Re: …')")
     send.add_argument("--reply-to", type=Path, metavar="FILE", help="a mail from the outbox to answer")
     send.add_argument("--wait", action="store_true",
-                      help=f"wait (up to {WAIT_SECONDS} s) until pbem serve has answered, and print the answers' files")
+                      help="wait until pbem serve has applied the mail, and print its answers' files")
     send.add_argument("text", metavar="TEXT", help="the mail's text; - reads standard input")
     outbox = command("outbox", "local", "outbox", "list the mails the service sent, newest last")
     outbox.add_argument("--to", metavar="ADDRESS", help="only mails to this address")

@@ -50,8 +50,6 @@ def send(args: argparse.Namespace) -> int:
 def _answers_to(outbox: Path, message_id: str, delivered: Path) -> list[Path]:
     """The files of the daemon's answers to the mail, once it has applied it and sent them
     (none, when the sender asked for no copy of their own move)."""
-    from pbem.cli import WAIT_SECONDS
-
     deadline = time.monotonic() + WAIT_SECONDS
     seen: set[Path] = set()
     answers: list[Path] = []
@@ -71,6 +69,8 @@ def _answers_to(outbox: Path, message_id: str, delivered: Path) -> list[Path]:
     raise UsageError(f"no answer within {WAIT_SECONDS} s: is pbem serve running on {outbox.parent}?")
 
 
+WAIT_SECONDS = 30
+"""How long ``pbem send --wait`` waits for the running daemon to apply the mail."""
 ANSWER_GRACE_SECONDS = 3.0
 """After the mail was applied, how long ``--wait`` waits for an answer that may not come."""
 

@@ -64,7 +64,7 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
 
 def list_games(talk: Conversation, table: Table | None = None) -> None:
     """The sender's invitations and running matches, with whose turn it is."""
-    running = tables_of(talk.session, talk.sender, (MatchStatus.INVITED, MatchStatus.RUNNING))
+    running = tables_of(talk.session, talk.sender, (MatchStatus.INVITED, MatchStatus.RUNNING), lock=False)
     rows = []
     for each in running:
         seat = each.seat_of(talk.sender)

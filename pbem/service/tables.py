@@ -129,16 +129,16 @@ def table_for_token(session: Session, token: str) -> tuple[Table, int] | None:
     return Table.load(session, record), found[1]
 
 
-def tables_of(session: Session, player: Player, statuses: tuple[MatchStatus, ...]) -> list[Table]:
-    """The player's matches in the given states, oldest first, locked as :func:`locked_match`
-    locks one (in the order of their ids, as every lock of several matches is taken)."""
-    records = session.exec(
-        select(MatchRecord)
-        .join(Seat, col(Seat.match_id) == MatchRecord.id)
-        .where(Seat.player_id == player.id)
-        .where(col(MatchRecord.status).in_([status.value for status in statuses]))
-        .order_by(col(MatchRecord.id))
-        .with_for_update(of=MatchRecord)
-        .execution_options(populate_existing=True)
-    ).all()
+def tables_of(session: Session, player: Player, statuses: tuple[MatchStatus, ...], *,
+              lock: bool = True) -> list[Table]:
+    """The player's matches in the given states, oldest first; to change them, locked as
+    :func:`locked_match` locks one (in the order of their ids, as every lock of several matches
+    is taken); ``lock=False`` only to read them, so that a list holds up no other daemon."""
+    query = (select(MatchRecord).join(Seat, col(Seat.match_id) == MatchRecord.id)
+             .where(Seat.player_id == player.id)
+             .where(col(MatchRecord.status).in_([status.value for status in statuses]))
+             .order_by(col(MatchRecord.id)))
+    if lock:
+        query = query.with_for_update(of=MatchRecord).execution_options(populate_existing=True)
+    records = session.exec(query).all()
     return [Table.load(session, record) for record in records]
