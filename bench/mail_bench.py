@@ -62,7 +62,7 @@ sys.path.insert(0, str(ROOT / "tests" / "mail_server"))
 import aiosmtplib
 from aioimaplib import aioimaplib
 from live_office import LivePostOffice
-from mail_servers import Dovecot, SmtpServer, crlf
+from mail_servers import SMTP_POLICY, Dovecot, Received, SmtpServer, crlf
 from post_office import LoadedDice, Player
 from postgres_server import PostgresServer
 from sqlmodel import Session, select
@@ -92,6 +92,9 @@ class Rounds:
     seconds: float = 0.0
     mailed: set[str] = field(default_factory=set)
     """The Message-IDs of the moves mailed."""
+    traffic: list[tuple[list[bytes], list[Received]]] = field(default_factory=list)
+    """Per round, the moves mailed and the answers sent, as the servers had them: the bare
+    client replays exactly these."""
 
     @property
     def rate(self) -> float:
@@ -126,9 +129,10 @@ def one_daemon(args: argparse.Namespace) -> None:
         pipeline, latencies, reviewed = office.run(
             lambda: play(office, args.games, args.rounds, args.latency_moves, args.reviews))
         service_ms = 1000 * statistics.mean(service_seconds(office))
-        per_round = [args.games] * args.rounds
-        bare = asyncio.run(bare_client(dovecot, smtp, per_round, idle=True))
-        bare_at_once = asyncio.run(bare_client(dovecot, smtp, [sum(per_round)], idle=False))
+        bare = asyncio.run(bare_client(dovecot, smtp, pipeline.traffic, idle=True))
+        every_mail = ([move for moves, _ in pipeline.traffic for move in moves],
+                      [answer for _, answers in pipeline.traffic for answer in answers])
+        bare_at_once = asyncio.run(bare_client(dovecot, smtp, [every_mail], idle=False))
     print(f"pipeline:    {pipeline.moves} moves in {pipeline.seconds:.2f} s = {pipeline.rate:.1f} moves/s "
           f"(one daemon, SQLite; {args.games} games, {args.rounds} rounds, IDLE on)")
     print(f"latency:     delivery → answer sent, {len(latencies)} moves one by one: "
@@ -267,14 +271,17 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
         batch = [mail for match_id, players in pairs if (mail := next_move(office, match_id, players)) is not None]
         answered = len(office.smtp.recorder.received)
         started = time.monotonic()
-        for player, message in batch:
+        moves = [crlf(message.as_bytes(policy=SMTP_POLICY)) for _, message in batch]
+        for (player, message), raw in zip(batch, moves):
             player.outbox.append(message)
             played.mailed.add(str(message["Message-ID"]))
             office.delivered_at[str(message["Message-ID"])] = time.monotonic()
-            office.dovecot.deliver(SERVICE[0], message)
+            office.dovecot.deliver(SERVICE[0], raw)
         settle(office)
+        answers = office.smtp.recorder.received[answered:]
         played.moves += len(batch)
-        played.seconds += max(mail.at for mail in office.smtp.recorder.received[answered:]) - started
+        played.seconds += max(mail.at for mail in answers) - started
+        played.traffic.append((moves, list(answers)))
         office.file(office.collect())
     return played
 
@@ -347,14 +354,15 @@ def next_move(office: LivePostOffice, match_id: int, players: tuple[Player, Play
     return None if command is None else (player, compose_reply(player.sender, last, command))
 
 
-async def bare_client(dovecot: Dovecot, smtp: SmtpServer, per_round: list[int], idle: bool) -> Rounds:
-    """The IMAP and SMTP work of the moves of each round, with no service in between.
+async def bare_client(dovecot: Dovecot, smtp: SmtpServer, traffic: list[tuple[list[bytes], list[Received]]],
+                      idle: bool) -> Rounds:
+    """The IMAP and SMTP work of the pipeline's rounds, with no service in between: the very
+    moves the players mailed and the very answers the daemon sent (pictures and all).
 
     idle: the mails of a round are delivered one after another while the client waits in IDLE and
     handles what the server reports, as the daemon does; else every mail of the round is
-    delivered first and found with NOOP."""
-    answer = crlf(b"From: backgammon@localhost\nTo: anna@example.org\nSubject: Your turn\n\n" + b"board\n" * 60)
-    move = crlf(b"From: anna@example.org\nTo: backgammon@localhost\nSubject: Re: Your turn\n\n24/18 13/9\n")
+    delivered first and found with NOOP. Each mail is fetched and moved, and after it the
+    round's answers are sent in turn, as many per mail as the daemon sent (the rest at the end)."""
     imap = aioimaplib.IMAP4(host="127.0.0.1", port=dovecot.port)
     await imap.wait_hello_from_server()
     await imap.login(*SERVICE)
@@ -363,8 +371,8 @@ async def bare_client(dovecot: Dovecot, smtp: SmtpServer, per_round: list[int], 
     sender = aiosmtplib.SMTP(hostname="127.0.0.1", port=smtp.port, start_tls=False)
     await sender.connect()
 
-    def deliver(count: int) -> None:
-        for _ in range(count):
+    def deliver(moves: list[bytes]) -> None:
+        for move in moves:
             dovecot.deliver(SERVICE[0], move)
 
     async def pending() -> list[str]:
@@ -372,14 +380,19 @@ async def bare_client(dovecot: Dovecot, smtp: SmtpServer, per_round: list[int], 
         search = await imap.uid_search("ALL", charset=None)
         return [word.decode() for line in search.lines[:-1] for word in bytes(line).split()]
 
+    async def send(answers: list[Received]) -> None:
+        for answer in answers:
+            await sender.sendmail(answer.sender, list(answer.recipients), answer.raw)
+
     result = Rounds()
-    for count in per_round:
+    for moves, answers in traffic:
         answered, started = len(smtp.recorder.received), time.monotonic()
-        delivering = asyncio.ensure_future(asyncio.to_thread(deliver, count))
+        delivering = asyncio.ensure_future(asyncio.to_thread(deliver, moves))
         if not idle:
             await delivering
+        per_mail, unsent = -(-len(answers) // len(moves)), list(answers)
         handled = 0
-        while handled < count:
+        while handled < len(moves):
             if not (uids := await pending()):
                 waiting = await imap.idle_start(timeout=10)
                 try:
@@ -392,11 +405,12 @@ async def bare_client(dovecot: Dovecot, smtp: SmtpServer, per_round: list[int], 
             for uid in uids:
                 await imap.uid("fetch", uid, "(BODY.PEEK[])")
                 await imap.uid("move", uid, "bare")
-                for recipient in ("anna@example.org", "ben@example.org"):
-                    await sender.sendmail("backgammon@localhost", [recipient], answer)
+                await send(unsent[:per_mail])
+                del unsent[:per_mail]
                 handled += 1
+        await send(unsent)
         await delivering
-        result.moves += count
+        result.moves += len(moves)
         result.seconds += max(mail.at for mail in smtp.recorder.received[answered:]) - started
     await sender.quit()
     await imap.logout()

@@ -335,7 +335,7 @@ def _png(image: Image.Image) -> bytes:
     """A palette PNG without metadata: small, and the same bytes for the same picture."""
     indexed = image.quantize(palette=_palette(), dither=Image.Dither.NONE)
     out = io.BytesIO()
-    indexed.save(out, format="PNG", compress_level=6)
+    indexed.save(out, format="PNG", compress_level=3)  # 6 takes twice as long for a fifth less
     return out.getvalue()
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -59,6 +61,32 @@ CONFIRMATION_VALID = timedelta(days=7)
 MAX_NOTE_CHARS = 2000
 """A personal note is passed on up to this length."""
 _QUOTED_LOOKUPS = 5
+TEXTS_KEPT = 2048
+"""How many texts of our own recent mails are kept, to spare parsing them again when a reply
+quotes one (about 3 kB each)."""
+
+
+class _SentTexts:
+    """The text parts of the mails this process queued lately, by Message-ID (a reply quotes
+    the last one; another daemon's, or an older one, is read from its stored mail)."""
+
+    def __init__(self, size: int) -> None:
+        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def keep(self, message_id: str, text: str) -> None:
+        with self._lock:
+            self._texts[message_id] = "".join(line + "\n" for line in text.splitlines())  # as set_content stores it
+            while len(self._texts) > self._size:
+                self._texts.popitem(last=False)
+
+    def get(self, message_id: str) -> str | None:
+        with self._lock:
+            return self._texts.get(message_id)
+
+
+_SENT_TEXTS = _SentTexts(TEXTS_KEPT)
 _TOKEN_WORD = re.compile(rf"(?<![a-z0-9]){TOKEN_PATTERN}(?![a-z0-9])")
 
 
@@ -112,6 +140,9 @@ def _our_text(session: Session, service_address: str, message_ids: Sequence[str]
     domain = "@" + service_address.rpartition("@")[2].lower() + ">"
     ours = [message_id for message_id in message_ids if message_id.lower().endswith(domain)][:_QUOTED_LOOKUPS]
     for message_id in ours:
+        kept = _SENT_TEXTS.get(message_id)
+        if kept is not None:
+            return kept
         raw = session.exec(select(OutboundMail.raw).where(OutboundMail.message_id == message_id)).first()
         if raw is not None:
             message = BytesParser(policy=default_policy).parsebytes(raw)
@@ -311,6 +342,7 @@ def send_letters(talk: Conversation) -> None:
     for player, table, letter in talk.letters():
         message = compose(letter, config.service.address, config.service.name, talk.now)
         queue_mail(talk.session, message).match_id = None if table is None else table.id
+        _SENT_TEXTS.keep(str(message["Message-ID"]), letter.text)
         seat = None if table is None else table.seat_of(player)
         if table is not None and seat is not None:
             table.add_to_thread(seat, str(message["Message-ID"]))

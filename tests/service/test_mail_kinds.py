@@ -233,3 +233,13 @@ def test_the_helps_wrapped_rows_continue_under_their_description(mails) -> None:
     _, by_kind = mails
     lines = text_of(by_kind["help"]).splitlines()
     assert not [line for line in lines if re.fullmatch(r"  \S+(?: \S+)*", line)], lines
+
+
+def test_the_kept_text_of_a_mail_is_the_text_part_it_was_sent_with(mails):
+    """A reply's quote is recognised from the text this process kept of the mail it answers;
+    that must be exactly the text part a reader gets from the mail itself."""
+    from pbem.service.inbox import _SENT_TEXTS
+
+    for kind, message in mails[1].items():
+        kept = _SENT_TEXTS.get(str(message["Message-ID"]))
+        assert kept is not None and kept == text_of(message), kind
