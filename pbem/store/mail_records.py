@@ -13,7 +13,7 @@ from email.policy import default as default_policy
 from email.utils import getaddresses, make_msgid, parseaddr
 from enum import StrEnum
 
-from sqlalchemy import JSON, LargeBinary, Text
+from sqlalchemy import JSON, Connection, LargeBinary, Table, Text, event
 from sqlmodel import Field, Session, SQLModel
 
 from pbem.store.db import UTCDateTime, utc_now
@@ -66,6 +66,29 @@ class OutboundMail(SQLModel, table=True):
     last_error: str = Field(sa_type=Text, default="")
     match_id: int | None = Field(default=None, index=True)
     """The match the answer was about, if any: the answer is kept while the match runs."""
+
+
+RAW_MAIL_TABLES = ("inbound_mail", "outbound_mail")
+
+
+def store_raw_mail_fast(connection: Connection, table: str) -> None:
+    """On PostgreSQL, keep the ``raw`` mails of ``table`` with lz4 (or, where the server lacks
+    it, uncompressed): its default pglz spends 2 ms on every answer with a picture, mostly
+    failing to shrink the base64 PNG, while lz4 takes a fifth of that and stores less."""
+    if connection.dialect.name != "postgresql":
+        return
+    lz4 = connection.exec_driver_sql(
+        "SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)").first()
+    how = "SET COMPRESSION lz4" if lz4 else "SET STORAGE EXTERNAL"
+    connection.exec_driver_sql(f"ALTER TABLE {table} ALTER COLUMN raw {how}")
+
+
+def _after_create(target: Table, connection: Connection, **_: object) -> None:
+    store_raw_mail_fast(connection, target.name)
+
+
+for _model in (InboundMail, OutboundMail):
+    event.listen(_model.__table__, "after_create", _after_create)
 
 
 class InboundAttempt(SQLModel, table=True):
