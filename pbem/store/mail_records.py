@@ -87,8 +87,8 @@ def _after_create(target: Table, connection: Connection, **_: object) -> None:
     store_raw_mail_fast(connection, target.name)
 
 
-for _model in (InboundMail, OutboundMail):
-    event.listen(_model.__table__, "after_create", _after_create)
+for _table in (InboundMail.__table__, OutboundMail.__table__):  # type: ignore[attr-defined]
+    event.listen(_table, "after_create", _after_create)
 
 
 class InboundAttempt(SQLModel, table=True):
