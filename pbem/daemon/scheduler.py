@@ -12,16 +12,18 @@ import fcntl
 import logging
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from datetime import datetime, timedelta, timezone
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Engine, make_url
+from starlette.types import ASGIApp
 
 from pbem.config import Config
 from pbem.daemon.pipeline import Handler, MailPipeline
+from pbem.daemon.web import WebServer, WebServerError
 from pbem.mail.transport import open_inbound_source, open_outbound_sink
 from pbem.periodic import PeriodicJob
 from pbem.store.db import create_schema, make_engine
@@ -148,16 +150,29 @@ def _sqlite_daemon_lock(config: Config) -> Iterator[None]:
         yield
 
 
-async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = ()) -> None:
+WebApp = Callable[[Engine], ASGIApp]
+"""Makes the web board's app on the daemon's database engine (``[web]`` configured)."""
+
+
+async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = (),
+                web_app: WebApp | None = None) -> None:
     """Run `handler` on the mail of `config`, and `jobs`, until SIGTERM/SIGINT (the CLI wires in
-    the game service; tests may wire in another handler)."""
+    the game service; tests may wire in another handler); with ``[web]`` and ``web_app``, the
+    web board too, in the same event loop."""
     with _sqlite_daemon_lock(config):
-        await _serve(config, handler, jobs)
+        await _serve(config, handler, jobs, web_app)
 
 
-async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob]) -> None:
+async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob], web_app: WebApp | None) -> None:
     engine = make_engine(config.database.url)
     create_schema(engine)
+    web = None
+    if config.web is not None and web_app is not None:
+        try:
+            web = WebServer(config.web, web_app(engine))
+        except WebServerError:
+            engine.dispose()
+            raise
     source = open_inbound_source(config)
     sink = open_outbound_sink(config)
     log.info("pbem serving %s (config: %s)", config.service.address, config.source)
@@ -166,8 +181,12 @@ async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob]) 
     log.info("inbox %r; outbox %r", source, sink)
     try:
         pipeline = MailPipeline(engine, source, sink, handler, give_up_after=config.limits.give_up_after)
+        if web is not None:
+            web.start()
         await Daemon(pipeline, config.poll_interval, jobs).run()
     finally:
+        if web is not None:
+            await web.stop()
         await source.close()
         await sink.close()
         engine.dispose()
@@ -180,3 +199,4 @@ def configure_logging() -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     logging.getLogger("aioimaplib").setLevel(logging.WARNING)  # it logs every untagged response at INFO
+    logging.getLogger("uvicorn.error").setLevel(logging.WARNING)  # "Started server process", "Waiting for …"

@@ -328,6 +328,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         service=config.service,
         reply_to=reply_address(config.service.address, table.token(seat)),
         clock=clocks.clock_view(table, seat, config, now),
+        web_link=None if config.web is None else config.web.link(table.token(seat)),
     )
     if game is None:
         return view
