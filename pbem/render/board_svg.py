@@ -118,7 +118,7 @@ def _points(view: BoardView) -> list[str]:
             x = picture._column_x(column)
             base, tip = ((TOP_EDGE, TOP_EDGE + HALF_H - 6) if row == 0
                          else (BOTTOM_EDGE, BOTTOM_EDGE - HALF_H + 6))
-            parts.append(f'<polygon class="point" data-point="{point}" points="{x + 2},{base} {x + POINT - 2},{base} '
+            parts.append(f'<polygon class="point" data-point="{point}" data-label="{label}" points="{x + 2},{base} {x + POINT - 2},{base} '
                          f'{x + POINT / 2},{tip}" fill="{POINT_SHADES[column % 2]}"/>')
             zone_y = TOP_EDGE if row == 0 else MIDDLE
             parts.append(f'<rect class="zone" data-point="{point}" x="{x}" y="{zone_y}" width="{POINT}" '

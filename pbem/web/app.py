@@ -138,10 +138,15 @@ def _too_many(limit: int) -> Response:
 
 
 def _same_origin(request: Request, config: WebConfig) -> bool:
-    """A form posted from a page of another site is refused (where the browser names its origin)."""
+    """A form posted from a page of another site is refused, where the browser says so: by
+    ``Sec-Fetch-Site``, else by ``Origin`` (which ``no-referrer`` turns into ``null`` for our
+    own forms)."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        return site in ("same-origin", "none")
     origin = request.headers.get("origin")
     if origin is None or origin == "null":
-        return origin is None
+        return True
     allowed = {f"{request.url.scheme}://{request.headers.get('host', '')}", _origin_of(config.public_url)}
     return origin in allowed
 

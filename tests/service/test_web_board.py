@@ -165,6 +165,8 @@ def test_every_post_needs_the_pages_csrf_token(game) -> None:
         assert answer.status_code == 403 and "This form has expired" in answer.text
     foreign = client.post(f"/g/{token}", data={**fields, "move": "8/5 6/5"}, headers={"Origin": "https://evil.example"})
     assert foreign.status_code == 403
+    fetched = client.post(f"/g/{token}", data={**fields, "move": "8/5 6/5"}, headers={"Sec-Fetch-Site": "cross-site"})
+    assert fetched.status_code == 403
     assert office.snapshot() == before
 
 
