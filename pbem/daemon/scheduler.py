@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import logging
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -24,6 +25,7 @@ from starlette.types import ASGIApp
 from pbem.config import Config
 from pbem.daemon.pipeline import Handler, MailPipeline
 from pbem.daemon.web import WebServer, WebServerError
+from pbem.mail.reading import TOKEN_PATTERN
 from pbem.mail.transport import open_inbound_source, open_outbound_sink
 from pbem.periodic import PeriodicJob
 from pbem.store.db import create_schema, make_engine
@@ -193,10 +195,26 @@ async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob], 
     log.info("stopped")
 
 
+class WithoutTokens(logging.Filter):
+    """Cuts game tokens out of every log line: a token opens the game's page on the web board,
+    and our Message-IDs (which the pipeline logs) begin with the recipient's token."""
+
+    _TOKEN = re.compile(rf"(?<![a-z0-9]){TOKEN_PATTERN}(?![a-z0-9])")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if self._TOKEN.search(message):
+            record.msg, record.args = self._TOKEN.sub("…", message), None
+        return True
+
+
 def configure_logging() -> None:
-    """One line per event on standard error, as `pbem serve` logs (for journald or a terminal)."""
+    """One line per event on standard error, as `pbem serve` logs (for journald or a terminal),
+    without game tokens."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(WithoutTokens())
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     logging.getLogger("aioimaplib").setLevel(logging.WARNING)  # it logs every untagged response at INFO
     logging.getLogger("uvicorn.error").setLevel(logging.WARNING)  # "Started server process", "Waiting for …"

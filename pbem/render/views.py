@@ -188,3 +188,5 @@ class PageOutcome:
 
     result: PageResult
     texts: tuple[str, ...] = ()
+    page: PageView | None = None
+    """The page as the game stands after the form (None: to be read afresh)."""

@@ -4,9 +4,10 @@ A game link ``BASE_URL/g/<token>`` carries the seat's token, the one in the Repl
 mails: it finds the match and the seat exactly as a reply does (:func:`table_for_token`).  A
 form is applied as a mail's game command is: in one transaction, with the match row locked
 (:func:`~pbem.service.tables.locked_match`, so several daemons never apply two moves to one
-game), through :func:`pbem.service.play.apply_game_command`, and the letters (the opponent's
-mail, and the sender's copy unless ``copies off``) are queued by
-:func:`pbem.service.inbox.send_letters`, as for a mail.
+game), through :func:`pbem.service.play.apply_game_command`, and the letters are queued by
+:func:`pbem.service.inbox.send_letters`, as for a mail: the opponent's mail, and the sender's
+only where it says more than the page showed them (their turn again, an error, a note), as
+with ``copies off``.
 
 Every page shows the ``version`` of the state it was made from; a form made on another version
 (the opponent has moved since, or the same move came by mail) changes nothing.
@@ -95,18 +96,19 @@ def _act(session: Session, config: Config, dice: DiceRoller, now: datetime, toke
     player = table.players[seat]
     language = player.language or config.service.language
     if state_version(table) != version:
-        return PageOutcome(PageResult.STALE, (_stale_reason(table, seat, language),))
+        return PageOutcome(PageResult.STALE, (_stale_reason(table, seat, language),),
+                           page_view(table, seat, config, now))
     command = _command(action, argument)
     if command is None:
         raise _Refused((web_text(language, "not_a_move"),))
-    talk = Conversation(session, config, player, last_mail_of(table, seat), dice, now)
+    talk = Conversation(session, config, player, last_mail_of(table, seat), dice, now, on_page=True)
     before = (table.status, table.game)
     play.apply_game_command(talk, table, seat, command)  # the function a mail's game command runs through
     news = talk.news_of(table)
     if (table.status, table.game) == before:
         raise _Refused(tuple(news.for_sender) or (web_text(language, "not_a_move"),))
     send_letters(talk)
-    return PageOutcome(PageResult.DONE, tuple(news.for_sender))
+    return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(table, seat, config, now))
 
 
 def _command(action: PageAction, argument: str) -> play.GameCommand | None:

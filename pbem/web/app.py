@@ -108,15 +108,17 @@ class _Board:
         form = await request.form(max_files=0, max_fields=10)
         version, csrf = str(form.get("version", "")), str(form.get("csrf", ""))
         action_name, argument = str(form.get("action", "")), str(form.get("move") or form.get("argument") or "")
-        page = await asyncio.to_thread(self.service.page, token)
-        if page is None:
-            return await _not_found(request, LookupError())
         if not csrf_valid(token, version, csrf) or action_name not in PageAction.__members__.values():
+            page = await asyncio.to_thread(self.service.page, token)
+            if page is None:
+                return await _not_found(request, LookupError())
             return self._answer(page, token, web_text(page.language, "expired"), "warning", 403)
         outcome = await asyncio.to_thread(self.service.act, token, version, PageAction(action_name), argument)
-        if outcome.result is PageResult.GONE:
+        page = outcome.page
+        if page is None and outcome.result is not PageResult.GONE:
+            page = await asyncio.to_thread(self.service.page, token)
+        if page is None:
             return await _not_found(request, LookupError())
-        page = await asyncio.to_thread(self.service.page, token) or page
         texts = outcome.texts or ((web_text(page.language, "done"),) if outcome.result is PageResult.DONE else ())
         return self._answer(page, token, " ".join(texts), _MESSAGES[outcome.result], _STATUS[outcome.result])
 
