@@ -206,3 +206,42 @@ def test_buttons_and_the_log_without_tokens(game, caplog) -> None:
     assert "web POST /g/… 200" in logged and "web GET /g/… 200" in logged
     assert anna_token not in logged and ben_token not in logged
     assert form_of(page, "take")["csrf"] not in logged
+
+
+def test_two_daemons_given_the_same_form_at_once_apply_it_once(game) -> None:
+    """Two web boards (as two daemons on one database) get the same form at the same moment:
+    the match row is locked as for a mail, so one applies it and the other finds it stale."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pbem.render.views import PageAction, PageResult
+    from pbem.store.db import make_engine
+
+    office, anna, ben = game
+    token = token_of(anna.last)
+    engines = [make_engine(office.config.database.url) for _ in range(2)]
+    boards = [WebBoard(office.config, engine, dice=office.dice) for engine in engines]
+    version = boards[0].version(token)
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = list(pool.map(lambda board: board.act(token, version, PageAction.MOVE, "8/5 6/5"), boards))
+    for engine in engines:
+        engine.dispose()
+    assert sorted(outcome.result for outcome in outcomes) == [PageResult.DONE, PageResult.STALE]
+    assert office.table().game.record[-1].play == ((8, 5), (6, 5))
+    sent = office.run()
+    assert len([mail for mail in sent if "ben@example.org" in str(mail["To"])]) == 1
+
+
+def test_the_page_before_and_after_the_game(config) -> None:
+    """An invitation not yet answered, and a game resigned: the page shows the state, no board
+    to play on and no buttons."""
+    config = web_config(config)
+    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    anna.write_confirmed("invite ben@example.org")
+    client = client_of(office)
+    invited = client.get(f"/g/{token_of(ben.last)}")
+    assert invited.status_code == 200 and "Invitation from Anna" in invited.text and "<form" not in invited.text
+    ben.reply("accept")
+    anna.reply("$quit")
+    over = client.get(f"/g/{token_of(anna.last)}").text
+    assert "<svg" in over and "<form" not in over and "Finished" in over

@@ -147,9 +147,8 @@
 
   Board.prototype.refusal = function (from, to, steps) {
     var allowed = steps.map(function (step) { return this.name(step[1]); }, this).join(", ");
-    var words = document.documentElement.lang === "de"
-      ? ["Nicht erlaubt: ", ". Von dort erlaubt: "] : ["Not allowed: ", ". Allowed from there: "];
-    return words[0] + this.name(from) + "/" + this.name(to) + words[1] + allowed + ".";
+    return this.hint.getAttribute("data-refused")  // worded by the page's template, in its language
+      .replace("{step}", this.name(from) + "/" + this.name(to)).replace("{points}", allowed);
   };
 
   Board.prototype.pointAt = function (event) {
