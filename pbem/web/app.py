@@ -81,7 +81,7 @@ class _Board:
         if not self._plausible(token):
             return await _not_found(request, LookupError())
         if not self.per_token.allow(token):
-            return _too_many(self.config.requests_per_minute)
+            return _too_many()
         if request.method == "POST":
             return await self._post(request, token)
         page = await asyncio.to_thread(self.service.page, token)
@@ -94,7 +94,7 @@ class _Board:
         if not self._plausible(token):
             return await _not_found(request, LookupError())
         if not self.per_token.allow(token):
-            return _too_many(self.config.requests_per_minute)
+            return _too_many()
         version = await asyncio.to_thread(self.service.version, token)
         if version is None:
             return await _not_found(request, LookupError())
@@ -135,7 +135,7 @@ class _Board:
 _TOKEN = re.compile(TOKEN_PATTERN)
 
 
-def _too_many(limit: int) -> Response:
+def _too_many() -> Response:
     return PlainTextResponse("Too Many Requests", status_code=429, headers={"Retry-After": "60"})
 
 
@@ -187,7 +187,7 @@ class _Guard:
 
         try:
             if not self.per_address.allow(address):
-                await _too_many(self.config.address_requests_per_minute)(scope, receive, send_with_headers)
+                await _too_many()(scope, receive, send_with_headers)
             else:
                 await self.app(scope, receive, send_with_headers)
         finally:

@@ -10,7 +10,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 """Scripts and styles only from our own files (no inline script), nothing from elsewhere."""
 HEADERS = {

@@ -1,7 +1,8 @@
 """The web board in a real headless Chromium, served by the real uvicorn server (in a thread of
 its own here, as ``pbem serve`` runs it in its loop): a checker dragged with the mouse (desktop)
 and with touch (phone width, mobile emulation) and sent, the opponent's mail; an illegal drop
-refused on the page; a stale page; a wrong token.  The screenshots go to ``docs/web/`` with
+refused on the page; a stale page; a wrong token; a page that reloads itself when the opponent
+has moved.  The screenshots go to ``docs/web/`` with
 ``PBEM_UPDATE_DOCS=1``."""
 
 from __future__ import annotations
@@ -165,6 +166,11 @@ def test_drag_checkers_and_send_and_the_opponent_gets_the_mail(browser, game, wi
 def test_an_illegal_drop_is_refused_on_the_page(browser, game) -> None:
     office, anna, ben, served = game
     open_page(browser, f"{served.url}/g/{token_of(anna.last)}", DESKTOP)
+    ActionChains(browser).click_and_hold(checker_on(browser, 8)).move_by_offset(5, 5).perform()
+    lit = {int(element.get_attribute("data-point")) for element in browser.find_elements(By.CSS_SELECTOR, ".target")}
+    assert lit == {5, 7}, "while a checker of the 8-point is held, 8/5 and 8/7 light up"
+    ActionChains(browser).release().perform()
+    assert not browser.find_elements(By.CSS_SELECTOR, ".target")
     drag_with_mouse(browser, 13, 7)  # a 6 with 3-1
     assert "Not allowed: 13/7" in shown(browser, "#hint")
     assert len(browser.find_elements(By.CSS_SELECTOR, '#checkers g.checker.me[data-point="13"]')) == 5
@@ -186,3 +192,12 @@ def test_a_stale_page_applies_nothing_and_a_wrong_token_gets_404(browser, game) 
     save_shot(browser, "4-stale")
     browser.get(f"{served.url}/g/{'a' * 26}")
     assert browser.find_element(By.TAG_NAME, "body").text == "Not Found"
+
+
+def test_the_page_updates_itself_when_the_opponent_moves(browser, game) -> None:
+    office, anna, ben, served = game
+    open_page(browser, f"{served.url}/g/{token_of(ben.last)}", DESKTOP)
+    assert "Waiting for Anna" in shown(browser, "#state")
+    anna.reply("8/5 6/5")  # by mail
+    WebDriverWait(browser, 12).until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "button.roll"))
+    assert "Anna played 8/5 6/5" in shown(browser, ".facts"), "reloaded by itself, with the opponent's move"
