@@ -114,7 +114,7 @@ def test_a_typed_move_is_applied_as_a_mail_and_the_opponent_gets_the_mail(game) 
     assert answer.status_code == 200 and "Done." in answer.text and "Waiting for Ben" in answer.text
     sent = office.run()
     office.file(sent)
-    assert [mail["To"] for mail in sent] == ["Ben <ben@example.org>"] or "ben@example.org" in str(sent[-1]["To"])
+    assert ["ben@example.org" in str(mail["To"]) for mail in sent] == [True], "Anna saw it on the page: no copy"
     assert "Anna played 8/5 6/5" in prose_of(ben.last)
     assert office.table().game.record[-1].play == ((8, 5), (6, 5))
     # The same form again (a second click, a reload): the page is stale, nothing happens.
