@@ -351,6 +351,69 @@ class AssistantConfig(_Table):
         return value
 
 
+class WebConfig(_Table):
+    """The board on the web (``pbem serve`` serves it when the table is present)."""
+
+    bind: str = "127.0.0.1"
+    port: int = 8080
+    base_url: str = ""
+    """The address players open, as the reverse proxy publishes it (``https://bg.example.org``);
+    empty: ``http://BIND:PORT``.  Every game mail links to ``BASE_URL/g/<token>``."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Addresses of reverse proxies whose ``X-Forwarded-For`` names the client (for the limits
+    per address); a request from any other address is counted under its own address."""
+    requests_per_minute: int = 60
+    """Requests one game link may make in a minute (pages, state polls and moves together)."""
+    address_requests_per_minute: int = 600
+    """Requests one client address may make in a minute, over all links."""
+
+    @field_validator("bind")
+    @classmethod
+    def _bind(cls, value: str) -> str:
+        if not _HOST.fullmatch(value):
+            raise ValueError(f"must be a host name or IP address, got {value!r}")
+        return value
+
+    @field_validator("port")
+    @classmethod
+    def _port(cls, value: int) -> int:
+        if not 1 <= value <= 65535:
+            raise ValueError(f"must be a port number from 1 to 65535, got {value!r}")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str) -> str:
+        if value and not re.fullmatch(r"https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9._~/-]*)?", value):
+            raise ValueError(f"must be an http:// or https:// address like https://bg.example.org, got {value!r}")
+        return value.rstrip("/")
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _proxies(cls, value: object) -> tuple[str, ...]:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) and _HOST.fullmatch(item)
+                                                           for item in value):
+            raise ValueError(f"must be a list of IP addresses like [\"127.0.0.1\"], got {value!r}")
+        return tuple(value)
+
+    @field_validator("requests_per_minute", "address_requests_per_minute")
+    @classmethod
+    def _rate(cls, value: int) -> int:
+        if not 1 <= value <= 100_000:
+            raise ValueError(f"must be a number of requests from 1 to 100000, got {value!r}")
+        return value
+
+    @property
+    def public_url(self) -> str:
+        """The address links point to: ``base_url``, else the address the server listens on."""
+        host = f"[{self.bind}]" if ":" in self.bind else self.bind
+        return self.base_url or f"http://{host}:{self.port}"
+
+    def link(self, token: str) -> str:
+        """A player's link to their game's page."""
+        return f"{self.public_url}/g/{token}"
+
+
 class Config(BaseModel):
     """The whole configuration; ``source`` is the file it came from (or the embedded default)."""
 
@@ -363,6 +426,8 @@ class Config(BaseModel):
     game: GameConfig = Field(default_factory=GameConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     assistant: AssistantConfig = Field(default_factory=AssistantConfig)
+    web: WebConfig | None = None
+    """None: no web board (no ``[web]`` table)."""
     source: str = EMBEDDED_DEFAULT
 
     @property
@@ -387,7 +452,7 @@ class Config(BaseModel):
 
 _TABLES: dict[str, type[_Table]] = {
     "service": ServiceConfig, "database": DatabaseConfig, "imap": ImapConfig, "smtp": SmtpConfig,
-    "game": GameConfig, "limits": LimitsConfig, "assistant": AssistantConfig,
+    "game": GameConfig, "limits": LimitsConfig, "assistant": AssistantConfig, "web": WebConfig,
 }
 KEYS = {name: tuple(key for key in model.model_fields if key != "password") + (
     _PASSWORD_KEYS if name in ("imap", "smtp") else ()) for name, model in _TABLES.items()}

@@ -10,18 +10,22 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import logging
+import re
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from datetime import datetime, timedelta, timezone
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Engine, make_url
+from starlette.types import ASGIApp
 
 from pbem.config import Config
 from pbem.daemon.pipeline import Handler, MailPipeline
+from pbem.daemon.web import WebServer, WebServerError
+from pbem.mail.reading import TOKEN_PATTERN
 from pbem.mail.transport import open_inbound_source, open_outbound_sink
 from pbem.periodic import PeriodicJob
 from pbem.store.db import create_schema, make_engine
@@ -148,16 +152,29 @@ def _sqlite_daemon_lock(config: Config) -> Iterator[None]:
         yield
 
 
-async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = ()) -> None:
+WebApp = Callable[[Engine], ASGIApp]
+"""Makes the web board's app on the daemon's database engine (``[web]`` configured)."""
+
+
+async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = (),
+                web_app: WebApp | None = None) -> None:
     """Run `handler` on the mail of `config`, and `jobs`, until SIGTERM/SIGINT (the CLI wires in
-    the game service; tests may wire in another handler)."""
+    the game service; tests may wire in another handler); with ``[web]`` and ``web_app``, the
+    web board too, in the same event loop."""
     with _sqlite_daemon_lock(config):
-        await _serve(config, handler, jobs)
+        await _serve(config, handler, jobs, web_app)
 
 
-async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob]) -> None:
+async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob], web_app: WebApp | None) -> None:
     engine = make_engine(config.database.url)
     create_schema(engine)
+    web = None
+    if config.web is not None and web_app is not None:
+        try:
+            web = WebServer(config.web, web_app(engine))
+        except WebServerError:
+            engine.dispose()
+            raise
     source = open_inbound_source(config)
     sink = open_outbound_sink(config)
     log.info("pbem serving %s (config: %s)", config.service.address, config.source)
@@ -166,17 +183,38 @@ async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob]) 
     log.info("inbox %r; outbox %r", source, sink)
     try:
         pipeline = MailPipeline(engine, source, sink, handler, give_up_after=config.limits.give_up_after)
+        if web is not None:
+            web.start()
         await Daemon(pipeline, config.poll_interval, jobs).run()
     finally:
+        if web is not None:
+            await web.stop()
         await source.close()
         await sink.close()
         engine.dispose()
     log.info("stopped")
 
 
+class WithoutTokens(logging.Filter):
+    """Cuts game tokens out of every log line: a token opens the game's page on the web board,
+    and our Message-IDs (which the pipeline logs) begin with the recipient's token."""
+
+    _TOKEN = re.compile(rf"(?<![a-z0-9]){TOKEN_PATTERN}(?![a-z0-9])")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if self._TOKEN.search(message):
+            record.msg, record.args = self._TOKEN.sub("…", message), None
+        return True
+
+
 def configure_logging() -> None:
-    """One line per event on standard error, as `pbem serve` logs (for journald or a terminal)."""
+    """One line per event on standard error, as `pbem serve` logs (for journald or a terminal),
+    without game tokens."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(WithoutTokens())
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     logging.getLogger("aioimaplib").setLevel(logging.WARNING)  # it logs every untagged response at INFO
+    logging.getLogger("uvicorn.error").setLevel(logging.WARNING)  # "Started server process", "Waiting for …"

@@ -110,6 +110,8 @@ class GameView:
     service: ServiceConfig
     reply_to: str
     clock: dict[str, Any] | None
+    web_link: str | None = None
+    """The seat's link to the game on the web board (None: no ``[web]`` configured)."""
     example: str | None = None
     board: str | None = None
     board_view: BoardView | None = None
@@ -123,3 +125,68 @@ class GameView:
     def template_context(self) -> dict[str, Any]:
         """The fields by name, for the templates (not deep-copied, unlike ``dataclasses.asdict``)."""
         return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+class PageAction(StrEnum):
+    """A button of the web board; each is the game command of the same name in a mail."""
+
+    ROLL = "roll"
+    DOUBLE = "double"
+    TAKE = "take"
+    DROP = "drop"
+    BEAVER = "beaver"
+    ACCEPT = "accept"
+    """Accept the opponent's offer to resign."""
+    REJECT = "reject"
+    RESIGN = "resign"
+    """Offer to resign (with a level: single, gammon, backgammon)."""
+    DRAW = "draw"
+    MOVE = "move"
+
+
+@dataclass(frozen=True)
+class MoveLine:
+    """One entry of the game's moves so far, from the viewer's side and in their numbering."""
+
+    seat: int
+    kind: str
+    """``pbem.rules.game.ActionKind`` value."""
+    dice: tuple[int, int] | None = None
+    play: str | None = None
+    cube: int | None = None
+
+
+@dataclass(frozen=True)
+class PageView:
+    """Everything the web board shows one player: the game view of their mails, plus what the
+    page needs to play (the one-die steps of the legal plays, the buttons allowed) and the
+    ``version`` of the state it shows, which every form sends back."""
+
+    token: str
+    language: str
+    version: str
+    game: GameView
+    board_svg: str | None
+    actions: tuple[PageAction, ...]
+    moves: tuple[MoveLine, ...] = ()
+    last_move: str | None = None
+    pips: tuple[int, int] | None = None
+    play_data: dict[str, Any] | None = None
+    """For the page's script: the board layout, the checker counts and the graph of steps."""
+
+
+class PageResult(StrEnum):
+    DONE = "done"
+    REFUSED = "refused"
+    STALE = "stale"
+    GONE = "gone"
+
+
+@dataclass(frozen=True)
+class PageOutcome:
+    """What a form of the web board did: ``texts`` say why in the player's language."""
+
+    result: PageResult
+    texts: tuple[str, ...] = ()
+    page: PageView | None = None
+    """The page as the game stands after the form (None: to be read afresh)."""

@@ -57,6 +57,7 @@ code                         meaning, details
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pbem.rules.position import BAR, Position
@@ -250,6 +251,80 @@ def legal_plays(position: Position, dice: tuple[int, int]) -> dict[Position, Pla
     if best == 1 and not doubles and any(entry[1] == high for entry in kept):
         kept = [entry for entry in kept if entry[1] == high]
     return {_trusted(entry[3], entry[4]): _natural_order(entry[2]) for entry in kept}
+
+
+@dataclass(frozen=True, slots=True)
+class PlayNode:
+    """A board reached by the first steps of a legal play: the steps that can follow, each as
+    (step, whether it hits, the index of the node it leads to); ``complete`` when the steps so
+    far are a whole legal play."""
+
+    complete: bool
+    steps: tuple[tuple[Step, bool, int], ...]
+
+
+def play_graph(position: Position, dice: tuple[int, int]) -> list[PlayNode]:
+    """Every order in which the legal plays of ``dice`` can be made one die at a time, as a graph
+    of the boards on the way (node 0: ``position``), for a board a player moves checker by
+    checker; ``[]`` when nothing can be played.
+
+    Only steps that still lead to a legal play are offered, so that a player can never end up
+    on a board that is not one of ``legal_plays``.  Where one step could be made with either
+    die (a bear-off), the smaller die that still leads to a legal play is used.
+    """
+    legal = legal_plays(position, dice)
+    if not legal:
+        return []
+    length = len(next(iter(legal.values())))
+    all_dice = (dice[0],) * 4 if dice[0] == dice[1] else tuple(sorted(dice))
+    nodes: list[PlayNode] = []
+    index_of: dict[tuple[Position, tuple[int, ...]], int | None] = {}
+
+    def visit(board: Position, left: tuple[int, ...]) -> int | None:
+        key = (board, left)
+        if key in index_of:
+            return index_of[key]
+        index_of[key] = None  # a board is never reached again on its own path (checkers only move on)
+        if len(all_dice) - len(left) == length:
+            complete = board in legal
+            edges: list[tuple[Step, bool, int]] = []
+        else:
+            complete, edges = False, []
+            seen: set[Step] = set()
+            mover, opponent = list(board.mover), list(board.opponent)
+            for die in sorted(set(left)):
+                rest = list(left)
+                rest.remove(die)
+                for step in _single_steps(mover, opponent, die, BAR_POINT):
+                    if step in seen:
+                        continue
+                    child = visit(apply_step(board, step), tuple(rest))
+                    if child is not None:
+                        seen.add(step)
+                        edges.append((step, step[1] != OFF and opponent[24 - step[1]] == 1, child))
+        if not complete and not edges:
+            return None
+        nodes.append(PlayNode(complete, tuple(edges)))
+        index_of[key] = len(nodes) - 1
+        return index_of[key]
+
+    start = visit(position, all_dice)
+    assert start is not None, "a legal play exists, so its first step leads to it"
+    order = _breadth_first(nodes, start)
+    return [PlayNode(nodes[old].complete, tuple((step, hit, order[child]) for step, hit, child in nodes[old].steps))
+            for old in sorted(order, key=order.__getitem__)]
+
+
+def _breadth_first(nodes: list[PlayNode], start: int) -> dict[int, int]:
+    """New indices for the nodes, the start first and each node after the one leading to it."""
+    order = {start: 0}
+    queue = [start]
+    for current in queue:
+        for _, _, child in nodes[current].steps:
+            if child not in order:
+                order[child] = len(order)
+                queue.append(child)
+    return order
 
 
 def _make(mover: list[int], opponent: list[int], origin: int, target: int, hit: bool) -> None:

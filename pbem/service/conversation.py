@@ -98,6 +98,9 @@ class Conversation:
     """A confirmation token for the general letter's Reply-To (account commands held for proof)."""
     written_language: str | None = None
     """The language the sender's mail is written in: theirs until they have one saved."""
+    on_page: bool = False
+    """The commands came from the web board, which shows the sender the result at once: a
+    letter that would only repeat it is left out, as with ``copies off``."""
 
     # -- recording ------------------------------------------------------------------------
 
@@ -191,10 +194,11 @@ class Conversation:
         return result
 
     def _only_a_copy(self, news: News, seat: int) -> bool:
-        """The sender's letter would only repeat what they did (``copies off``): nothing for them
+        """The sender's letter would only repeat what they did (``copies off``, or a form of the
+        web board): nothing for them
         alone, no error, the game running and not their turn; it is left out."""
         game = news.table.game
-        return (not self.sender.copies and not news.for_sender and news.table.id not in self.erred
+        return ((not self.sender.copies or self.on_page) and not news.for_sender and news.table.id not in self.erred
                 and news.table.status is MatchStatus.RUNNING and game is not None
                 and game.phase is not game_rules.Phase.OVER and game.to_act not in (None, seat))
 
@@ -328,6 +332,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         service=config.service,
         reply_to=reply_address(config.service.address, table.token(seat)),
         clock=clocks.clock_view(table, seat, config, now),
+        web_link=None if config.web is None else config.web.link(table.token(seat)),
     )
     if game is None:
         return view

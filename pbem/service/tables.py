@@ -119,11 +119,15 @@ def locked_match(session: Session, match_id: int, *, skip_locked: bool = False) 
     return session.get(MatchRecord, match_id, with_for_update=lock, populate_existing=True)
 
 
-def table_for_token(session: Session, token: str) -> tuple[Table, int] | None:
+def table_for_token(session: Session, token: str, *, lock: bool = True) -> tuple[Table, int] | None:
     """The match a game token belongs to, locked (:func:`locked_match`), and the seat it was
-    given to.  The match is locked before anything of it is read."""
+    given to.  The match is locked before anything of it is read; ``lock=False`` only to show
+    it (the web board's page), so that a reader holds up no mail."""
     found = session.exec(select(Seat.match_id, Seat.number).where(Seat.token == token)).first()
-    record = None if found is None else locked_match(session, found[0])
+    if found is not None and not lock:
+        record = session.get(MatchRecord, found[0])
+    else:
+        record = None if found is None else locked_match(session, found[0])
     if found is None or record is None:
         return None
     return Table.load(session, record), found[1]

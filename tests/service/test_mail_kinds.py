@@ -14,6 +14,7 @@ ENGLISH = re.compile(r"\b(Hello|your|you|turn|Reply|pips|played|wins|Waiting|Mat
                      r"offered|game over|Board)\b")
 GERMAN = re.compile(r"\b(Hallo|Sie|Ihr|Ihre|Zug|Antworten|Augen|Wurf|Doppler|gewinnt|abgetragen|Brett)\b")
 GAME_KINDS = tuple(kind for kind in KINDS if kind != "help")
+WEB = "https://bg.example.org/pbem"
 
 
 @pytest.fixture(scope="module", params=["en", "de"])
@@ -23,7 +24,8 @@ def mails(request, tmp_path_factory) -> tuple[str, dict[str, EmailMessage]]:
     data = tmp_path_factory.mktemp("kinds") / "pbem-data"
     data.mkdir()
     config_file = data.parent / "pbem.toml"
-    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data}"\n', encoding="utf-8")
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data}"\n'
+                           f'[web]\nbase_url = "{WEB}"\n', encoding="utf-8")
     return request.param, play_every_kind(load_config(config_file), request.param)
 
 
@@ -128,7 +130,17 @@ def test_invitation_links_answer_in_one_click(mails) -> None:
     mail = by_kind["invitation"]
     links = [attrs["href"] for tag, attrs in html_of(mail).tags if tag == "a"]
     words = ("accept", "decline") if language == "en" else ("annehmen", "ablehnen")
-    assert links == [f"mailto:backgammon+{token_of(mail)}@localhost?subject={word}" for word in words]
+    assert links == [*(f"mailto:backgammon+{token_of(mail)}@localhost?subject={word}" for word in words),
+                     f"{WEB}/g/{token_of(mail)}"]
+
+
+def test_every_game_mail_links_to_its_board_on_the_web(mails) -> None:
+    language, by_kind = mails
+    for kind in GAME_KINDS:
+        link = f"{WEB}/g/{token_of(by_kind[kind])}"
+        assert f"\n  {link}\n" in text_of(by_kind[kind]), kind
+        assert link in [attrs.get("href") for tag, attrs in html_of(by_kind[kind]).tags if tag == "a"], kind
+    assert WEB not in text_of(by_kind["help"])
 
 
 def test_wrong_move_help_and_match_end(mails) -> None:

@@ -1,0 +1,162 @@
+"""How long the web board's server takes per page and per move, next to the same moves by mail.
+
+    python bench/web_bench.py [--games 6] [--turns 30] [--seed 1] [--database postgresql]
+
+`--games` games are started by mail (tests/service/post_office.py: the real pipeline on local
+Maildirs, the real handler) with the web board configured.  Then, turn by turn, the player to
+act in each game acts on their page (the real Starlette app, called over ASGI by Starlette's
+TestClient): they load the page, then press roll, take, or send a legal move from the page's
+own list (the first complete play of its step graph).  The server time is what the app itself
+measures and logs per request (``web GET /g/… 200 4.2 ms``: routing, limits, the service in its
+transaction with the match locked, the letters queued, the page rendered), not the client's.
+
+The same number of turns is then played by mail in as many fresh games: each mail delivered to
+the Maildir inbox and applied by the pipeline (read, apply in one transaction, queue the
+answers, commit, mark done), timed around ``read_inbox``, outbox sending not included (the web's
+moves queue their mails as well, and do not send them either).
+
+Prints p50 and p95 of each (goal: a page and a move each at most 50 ms at p95).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "service"))
+
+from post_office import LoadedDice, Player, PostOffice, invite_and_accept  # noqa: E402
+from starlette.testclient import TestClient  # noqa: E402
+
+from pbem.config import load_config  # noqa: E402
+from pbem.mail.local_client import compose_reply, deliver_to_maildir  # noqa: E402
+from pbem.rules.game import Phase  # noqa: E402
+from pbem.rules.moves import legal_plays  # noqa: E402
+from pbem.rules.notation import Colour, format_play  # noqa: E402
+from pbem.service.web_board import WebBoard  # noqa: E402
+from pbem.web.app import board_app  # noqa: E402
+
+_LOGGED = re.compile(r"^web (GET|POST) \S+ (\d+) ([\d.]+) ms$")
+
+
+class ServerTimes(logging.Handler):
+    """The app's own time per request, from its log line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: dict[str, list[float]] = {"GET": [], "POST": []}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = _LOGGED.match(record.getMessage())
+        if found and found.group(2) in ("200", "409", "422"):
+            self.times[found.group(1)].append(float(found.group(3)))
+
+
+def percentiles(values: list[float]) -> str:
+    cuts = statistics.quantiles(values, n=20, method="inclusive")
+    return f"p50 {statistics.median(values):6.1f} ms   p95 {cuts[18]:6.1f} ms   (n={len(values)})"
+
+
+def start_games(config, count: int, seed: int) -> tuple[PostOffice, list[tuple[Player, Player]]]:
+    office = PostOffice(config, LoadedDice(seed=seed))
+    pairs = []
+    for number in range(count):
+        anna = Player(office, f"anna{number}@example.org", f"Anna {number}")
+        ben = Player(office, f"ben{number}@example.org", f"Ben {number}")
+        invite_and_accept(office, anna, ben, f"invite ben{number}@example.org")
+        pairs.append((anna, ben))
+    return office, pairs
+
+
+def to_act(office: PostOffice, match_id: int) -> tuple[int, str] | None:
+    """The seat to act and what it answers by mail (roll, take or a legal move), or None."""
+    table = office.table(match_id)
+    game = table.game
+    if game is None or game.phase is Phase.OVER or game.to_act is None:
+        return None
+    seat = game.to_act
+    if game.phase is Phase.DOUBLE_OFFERED:
+        return seat, "take"
+    if game.phase is Phase.ROLL_OR_DOUBLE:
+        return seat, "roll"
+    plays = legal_plays(game.board, game.dice)
+    first = sorted(plays.values())[0]
+    return seat, format_play(game.board, first, table.numbering(seat), Colour.of_seat(seat))
+
+
+def by_web(config, games: int, turns: int, seed: int) -> tuple[list[float], list[float]]:
+    office, _ = start_games(config, games, seed)
+    matches = [record.id for record in office.matches()]
+    times = ServerTimes()
+    logging.getLogger("pbem.web.app").addHandler(times)
+    logging.getLogger("pbem.web.app").setLevel(logging.INFO)
+    web = config.web.model_copy(update={"requests_per_minute": 100_000, "address_requests_per_minute": 100_000})
+    client = TestClient(board_app(web, WebBoard(config, office.engine, dice=office.dice)), base_url="http://127.0.0.1")
+    for _ in range(turns):
+        for match_id in matches:
+            acting = to_act(office, match_id)
+            if acting is None:
+                continue
+            seat, answer = acting
+            token = office.table(match_id).token(seat)
+            page = client.get(f"/g/{token}").text
+            fields = dict(re.findall(r'name="(csrf|version)" value="([^"]*)"', page))
+            action = "move" if answer not in ("roll", "take") else answer
+            done = client.post(f"/g/{token}", data={**fields, "action": action, "move": answer})
+            assert done.status_code == 200, (done.status_code, answer)
+    return times.times["GET"], times.times["POST"]
+
+
+def by_mail(config, games: int, turns: int, seed: int) -> list[float]:
+    office, pairs = start_games(config, games, seed)
+    matches = [record.id for record in office.matches()]
+    players = {player.address: player for pair in pairs for player in pair}
+    times = []
+    for _ in range(turns):
+        for match_id in matches:
+            acting = to_act(office, match_id)
+            if acting is None:
+                continue
+            seat, answer = acting
+            table = office.table(match_id)
+            player = players[table.players[seat].address]
+            mail = compose_reply(player.sender, player.last_of(table.token(seat)), answer)
+            deliver_to_maildir(config.inbox_dir, mail)
+            started = time.perf_counter()
+            asyncio.run(office.pipeline.read_inbox())
+            times.append((time.perf_counter() - started) * 1000)
+            office.file(office.run())
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=6)
+    parser.add_argument("--turns", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=1)
+    arguments = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        for name in ("web", "mail"):
+            (Path(folder) / name).mkdir()
+            (Path(folder) / f"{name}.toml").write_text(
+                f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{Path(folder) / name}"\n[web]\n',
+                encoding="utf-8")
+        pages, moves = by_web(load_config(Path(folder) / "web.toml"), arguments.games, arguments.turns, arguments.seed)
+        mails = by_mail(load_config(Path(folder) / "mail.toml"), arguments.games, arguments.turns, arguments.seed)
+    print(f"web page (GET /g/<token>):         {percentiles(pages)}")
+    print(f"web move (POST /g/<token>):        {percentiles(moves)}")
+    print(f"the same moves by mail (pipeline): {percentiles(mails)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

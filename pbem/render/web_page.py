@@ -1,0 +1,36 @@
+"""The web board's page as HTML, from a :class:`~pbem.render.views.PageView`
+(``templates/<language>/page.html``), and its short texts (``web.txt``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pbem.render.templating import environment, render
+from pbem.render.text_board import shorten
+from pbem.render.views import PageView
+
+
+def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info") -> str:
+    """The whole page; ``csrf`` goes into every form, ``message`` above the board."""
+    view = page.game
+    board = view.board_view
+    score_line = None
+    if board is not None:
+        module: Any = environment().get_template(f"{page.language}/picture.txt").make_module(
+            {"language": page.language})
+        score_line = str(module.score(board.score, shorten(board.viewer_name), shorten(board.opponent_name))).strip()
+    play_json = None
+    if page.play_data is not None:
+        # A data block, never run; "<" escaped so that no "</script>" can end it early.
+        play_json = json.dumps(page.play_data, separators=(",", ":")).replace("<", "\\u003c")
+    return render("page.html", page.language, **view.template_context(), game=view, board_svg=page.board_svg,
+                  actions=[action.value for action in page.actions], moves=page.moves, last_move=page.last_move,
+                  pips=page.pips, csrf=csrf, events=[], texts=[], notes=[], version=page.version, message=message, message_kind=message_kind,
+                  score_line=score_line, play_json=play_json)
+
+
+def web_text(language: str, name: str) -> str:
+    """One of the short texts of ``templates/<language>/web.txt``."""
+    module = environment().get_template(f"{language}/web.txt").make_module({"language": language})
+    return str(getattr(module, name)()).strip()

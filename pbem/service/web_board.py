@@ -1,0 +1,237 @@
+"""The web board's side of the game service: the page of a game link, and its forms applied.
+
+A game link ``BASE_URL/g/<token>`` carries the seat's token, the one in the Reply-To of its
+mails: it finds the match and the seat exactly as a reply does (:func:`table_for_token`).  A
+form is applied as a mail's game command is: in one transaction, with the match row locked
+(:func:`~pbem.service.tables.locked_match`, so several daemons never apply two moves to one
+game), through :func:`pbem.service.play.apply_game_command`, and the letters are queued by
+:func:`pbem.service.inbox.send_letters`, as for a mail: the opponent's mail, and the sender's
+only where it says more than the page showed them (their turn again, an error, a note), as
+with ``copies off``.
+
+Every page shows the ``version`` of the state it was made from; a form made on another version
+(the opponent has moved since, or the same move came by mail) changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm.exc import StaleDataError
+from sqlmodel import Session
+
+from pbem import commands
+from pbem.config import Config
+from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
+from pbem.render.web_page import web_text
+from pbem.render.text_board import format_last_move
+from pbem.render.views import MoveLine, PageAction, PageOutcome, PageResult, PageView
+from pbem.rules import game as rules
+from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
+from pbem.rules.notation import Colour, format_play
+from pbem.rules.position import Position
+from pbem.rules.scoring import WinKind
+from pbem.service import play
+from pbem.service.conversation import Conversation, game_view, last_mail_of, play_texts
+from pbem.service.dice import SECURE_DICE, DiceRoller
+from pbem.service.inbox import send_letters
+from pbem.service.tables import Table, table_for_token
+from pbem.store.db import session_scope, utc_now
+from pbem.store.game_records import MatchStatus
+
+class WebBoard:
+    """The service behind the web app (:class:`pbem.web.app.BoardService`)."""
+
+    def __init__(self, config: Config, engine: Engine, dice: DiceRoller = SECURE_DICE,
+                 clock: Callable[[], datetime] = utc_now) -> None:
+        self.config = config
+        self.engine = engine
+        self.dice = dice
+        self.clock = clock
+
+    def page(self, token: str) -> PageView | None:
+        """The page of ``token``'s game; None for a token that names no seat."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            found = table_for_token(session, token, lock=False)
+            if found is None:
+                return None
+            return page_view(found[0], found[1], self.config, self.clock())
+
+    def version(self, token: str) -> str | None:
+        """The version of the state the page of ``token`` shows (for the page's polling)."""
+        with Session(self.engine) as session:
+            found = table_for_token(session, token, lock=False)
+            return None if found is None else state_version(found[0])
+
+    def act(self, token: str, version: str, action: PageAction, argument: str = "") -> PageOutcome:
+        """Apply one form of the page made on ``version``; see the module docstring."""
+        try:
+            with session_scope(self.engine) as session:
+                return _act(session, self.config, self.dice, self.clock(), token, version, action, argument)
+        except _Refused as refused:
+            return PageOutcome(PageResult.REFUSED, refused.texts)
+        except StaleDataError:  # another process changed the match between our read and write
+            return PageOutcome(PageResult.STALE, ())
+
+
+class _Refused(Exception):
+    """A form the rules refuse: the transaction is rolled back, nothing is sent."""
+
+    def __init__(self, texts: tuple[str, ...]) -> None:
+        super().__init__(*texts)
+        self.texts = texts
+
+
+def _act(session: Session, config: Config, dice: DiceRoller, now: datetime, token: str, version: str,
+         action: PageAction, argument: str) -> PageOutcome:
+    found = table_for_token(session, token)  # locks the match, as a mail's reply token does
+    if found is None:
+        return PageOutcome(PageResult.GONE)
+    table, seat = found
+    player = table.players[seat]
+    language = player.language or config.service.language
+    if state_version(table) != version:
+        return PageOutcome(PageResult.STALE, (_stale_reason(table, seat, language),),
+                           page_view(table, seat, config, now))
+    command = _command(action, argument)
+    if command is None:
+        raise _Refused((web_text(language, "not_a_move"),))
+    talk = Conversation(session, config, player, last_mail_of(table, seat), dice, now, on_page=True)
+    before = (table.status, table.game)
+    play.apply_game_command(talk, table, seat, command)  # the function a mail's game command runs through
+    news = talk.news_of(table)
+    if (table.status, table.game) == before:
+        raise _Refused(tuple(news.for_sender) or (web_text(language, "not_a_move"),))
+    send_letters(talk)
+    return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(table, seat, config, now))
+
+
+def _command(action: PageAction, argument: str) -> play.GameCommand | None:
+    """The game command of a button, or of the move typed or dragged (None: not a move)."""
+    match action:
+        case PageAction.MOVE:
+            parsed = commands.parse_commands(argument[:200])
+            if len(parsed) == 1 and isinstance(parsed[0], play.GameCommand):
+                return parsed[0]
+            return None
+        case PageAction.RESIGN:
+            kinds = {"single": WinKind.SINGLE, "gammon": WinKind.GAMMON, "backgammon": WinKind.BACKGAMMON}
+            return commands.OfferResignation(int(kinds[argument])) if argument in kinds else None
+    simple: dict[PageAction, play.GameCommand] = {
+        PageAction.ROLL: commands.Roll(), PageAction.DOUBLE: commands.Double(), PageAction.TAKE: commands.Take(),
+        PageAction.DROP: commands.Drop(), PageAction.BEAVER: commands.Beaver(), PageAction.ACCEPT: commands.Accept(),
+        PageAction.REJECT: commands.Decline(), PageAction.DRAW: commands.Remis(),
+    }
+    return simple[action]
+
+
+def state_version(table: Table) -> str:
+    """A short fingerprint of what the page shows of the match (its state, game and score, not
+    its mail threads or notes): equal versions, equal pages."""
+    shown = [table.record.status, table.record.game_number, table.record.score, table.record.game]
+    return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def _stale_reason(table: Table, seat: int, language: str) -> str:
+    """Why a form came too late: the opponent acted meanwhile, or the player themself (by mail)."""
+    game = table.game
+    last = game.record[-1].seat if game is not None and game.record else None
+    return web_text(language, "stale_own" if last == seat else "stale_opponent")
+
+
+def page_view(table: Table, seat: int, config: Config, now: datetime) -> PageView:
+    """What the page of ``seat`` shows, built from the view its mails show."""
+    player = table.players[seat]
+    language = player.language or config.service.language
+    view = game_view(table, seat, config, now)
+    game = table.game
+    board = view.board_view
+    svg = None if board is None else render_board_svg(board, language)
+    play_data: dict[str, Any] | None = None
+    actions: tuple[PageAction, ...] = ()
+    moves: tuple[MoveLine, ...] = ()
+    last_move = None
+    pips = None
+    if game is not None and board is not None:
+        actions = allowed_actions(table, seat)
+        moves = moves_so_far(table, seat)
+        pips = (board.position.mover_pips, board.position.opponent_pips)
+        if board.last_move is not None:
+            last_move = format_last_move(board)
+        play_data = {"layout": board_layout(board), "counts": checker_counts(board)}
+        if PageAction.MOVE in actions and game.dice is not None:
+            assert play_data is not None
+            play_data["graph"] = _graph(table, seat, game.board, game.dice)
+    return PageView(token=table.token(seat), language=language, version=state_version(table), game=view,
+                    board_svg=svg, actions=actions, moves=moves, last_move=last_move, pips=pips, play_data=play_data)
+
+
+def _graph(table: Table, seat: int, board: Position, dice: tuple[int, int]) -> list[dict[str, object]]:
+    """The steps of the legal plays for the page's script; a complete node carries the play as
+    the player writes it (the one :func:`legal_plays` names for that board)."""
+    numbering, colour = table.numbering(seat), Colour.of_seat(seat)
+    legal = legal_plays(board, dice)
+    graph = play_graph(board, dice)
+    nodes: list[dict[str, object]] = []
+    boards = [board] * len(graph)
+    for index, node in enumerate(graph):
+        for step, _, child in node.steps:
+            boards[child] = apply_step(boards[index], step)
+    for index, node in enumerate(graph):
+        entry: dict[str, object] = {"steps": [[step[0], step[1], int(hit), child] for step, hit, child in node.steps]}
+        if node.complete:
+            entry["move"] = format_play(board, legal[boards[index]], numbering, colour)
+        nodes.append(entry)
+    return nodes
+
+
+def allowed_actions(table: Table, seat: int) -> tuple[PageAction, ...]:
+    """The buttons ``seat`` may press now: each one the rules core would accept."""
+    game = table.game
+    if table.status is not MatchStatus.RUNNING or game is None or game.phase is rules.Phase.OVER:
+        return ()
+    trials: list[tuple[PageAction, Callable[[], object]]] = [
+        (PageAction.ROLL, lambda: rules.roll(game, seat, (1, 2))),
+        (PageAction.DOUBLE, lambda: rules.double(game, seat)),
+        (PageAction.TAKE, lambda: rules.take(game, seat)),
+        (PageAction.DROP, lambda: rules.drop(game, seat)),
+        (PageAction.BEAVER, lambda: rules.beaver(game, seat)),
+        (PageAction.ACCEPT, lambda: rules.accept_resignation(game, seat)),
+        (PageAction.REJECT, lambda: rules.reject_resignation(game, seat)),
+        (PageAction.RESIGN, lambda: rules.offer_resignation(game, seat, WinKind.SINGLE)),
+        (PageAction.DRAW, lambda: rules.offer_draw(game, seat)),
+    ]
+    allowed = [action for action, trial in trials if _accepted(trial)]
+    if game.phase is rules.Phase.TO_MOVE and game.to_act == seat and game.dice is not None:
+        allowed.insert(0, PageAction.MOVE)
+    return tuple(allowed)
+
+
+def _accepted(trial: Callable[[], object]) -> bool:
+    try:
+        trial()
+    except rules.RuleError:
+        return False
+    return True
+
+
+def moves_so_far(table: Table, seat: int) -> tuple[MoveLine, ...]:
+    """The game's record, each play in ``seat``'s numbering written from its mover's side."""
+    game = table.game
+    assert game is not None
+    numbering = table.numbering(seat).value
+    lines = []
+    board, side = Position.start(), game.record[0].seat if game.record else 0
+    for action in game.record:
+        text = None
+        if action.kind is rules.ActionKind.MOVE:
+            before = board if side == action.seat else board.swap()
+            text = play_texts(before, action.play or (), action.seat)[numbering] if action.play else ""
+            board, side = apply_play(before, action.play or ()), action.seat
+        lines.append(MoveLine(seat=action.seat, kind=action.kind.value, dice=action.dice, play=text, cube=action.cube))
+    return tuple(lines)

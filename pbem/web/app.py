@@ -1,0 +1,210 @@
+"""The web board: a small Starlette app that ``pbem serve`` runs in its event loop (uvicorn).
+
+Routes (all relative, so that a reverse proxy may publish them under any prefix):
+
+* ``GET /g/<token>``: the page of the game (board, facts, forms); ``POST /g/<token>``: one
+  form (a move, or a button), answered with the page and what became of it;
+* ``GET /g/<token>/state``: ``{"version": …}``, which the page's script polls to notice a move;
+* ``GET /static/…``: the style sheet and the script (no third-party files, no fonts).
+
+A token that names no seat gets a bare 404, the same for every wrong token, and so does every
+path that is not one of these.  The game itself is the service's (:class:`BoardService`); the
+app only speaks HTTP: limits, CSRF, headers, and the log without tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Protocol
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pbem.config import WebConfig
+from pbem.mail.reading import TOKEN_PATTERN
+from pbem.render.views import PageAction, PageOutcome, PageResult, PageView
+from pbem.render.web_page import render_page, web_text
+from pbem.web.security import HEADERS, RateLimiter, csrf_token, csrf_valid, redacted
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+MAX_FORM_BYTES = 4096
+"""A form of the page is a few hundred bytes; a bigger body is refused unread."""
+_STATUS = {PageResult.DONE: 200, PageResult.REFUSED: 422, PageResult.STALE: 409}
+_MESSAGES = {PageResult.STALE: "warning", PageResult.REFUSED: "error", PageResult.DONE: "done"}
+
+
+class BoardService(Protocol):
+    """What the app needs of the game service (``pbem.service.web_board.WebBoard``)."""
+
+    def page(self, token: str) -> PageView | None: ...
+
+    def version(self, token: str) -> str | None: ...
+
+    def act(self, token: str, version: str, action: PageAction, argument: str = "") -> PageOutcome: ...
+
+
+def board_app(config: WebConfig, service: BoardService) -> Starlette:
+    """The web board's ASGI app."""
+    board = _Board(config, service)
+    routes = [
+        Route("/g/{token}", board.page, methods=["GET", "POST"]),
+        Route("/g/{token}/state", board.state, methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(_Guard, config=config)],
+                     exception_handlers={404: _not_found, 405: _not_found})
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return PlainTextResponse("Not Found", status_code=404)
+
+
+class _Board:
+    def __init__(self, config: WebConfig, service: BoardService) -> None:
+        self.config = config
+        self.service = service
+        self.per_token = RateLimiter(config.requests_per_minute)
+
+    async def page(self, request: Request) -> Response:
+        token = request.path_params["token"]
+        if not self._plausible(token):
+            return await _not_found(request, LookupError())
+        if not self.per_token.allow(token):
+            return _too_many()
+        if request.method == "POST":
+            return await self._post(request, token)
+        page = await asyncio.to_thread(self.service.page, token)
+        if page is None:
+            return await _not_found(request, LookupError())
+        return HTMLResponse(render_page(page, csrf_token(token, page.version)))
+
+    async def state(self, request: Request) -> Response:
+        token = request.path_params["token"]
+        if not self._plausible(token):
+            return await _not_found(request, LookupError())
+        if not self.per_token.allow(token):
+            return _too_many()
+        version = await asyncio.to_thread(self.service.version, token)
+        if version is None:
+            return await _not_found(request, LookupError())
+        return JSONResponse({"version": version})
+
+    async def _post(self, request: Request, token: str) -> Response:
+        if int(request.headers.get("content-length") or MAX_FORM_BYTES + 1) > MAX_FORM_BYTES:
+            return PlainTextResponse("Request Entity Too Large", status_code=413)
+        if not _same_origin(request, self.config):
+            return PlainTextResponse("Forbidden", status_code=403)
+        form = await request.form(max_files=0, max_fields=10)
+        version, csrf = str(form.get("version", "")), str(form.get("csrf", ""))
+        action_name, argument = str(form.get("action", "")), str(form.get("move") or form.get("argument") or "")
+        if not csrf_valid(token, version, csrf) or action_name not in PageAction.__members__.values():
+            page = await asyncio.to_thread(self.service.page, token)
+            if page is None:
+                return await _not_found(request, LookupError())
+            return self._answer(page, token, web_text(page.language, "expired"), "warning", 403)
+        outcome = await asyncio.to_thread(self.service.act, token, version, PageAction(action_name), argument)
+        page = outcome.page
+        if page is None and outcome.result is not PageResult.GONE:
+            page = await asyncio.to_thread(self.service.page, token)
+        if page is None:
+            return await _not_found(request, LookupError())
+        texts = outcome.texts or ((web_text(page.language, "done"),) if outcome.result is PageResult.DONE else ())
+        return self._answer(page, token, " ".join(texts), _MESSAGES[outcome.result], _STATUS[outcome.result])
+
+    @staticmethod
+    def _answer(page: PageView, token: str, message: str, kind: str, status: int) -> Response:
+        return HTMLResponse(render_page(page, csrf_token(token, page.version), message, kind), status_code=status)
+
+    @staticmethod
+    def _plausible(token: str) -> bool:
+        """Only a string that could be a token goes to the database."""
+        return _TOKEN.fullmatch(token) is not None
+
+
+_TOKEN = re.compile(TOKEN_PATTERN)
+
+
+def _too_many() -> Response:
+    return PlainTextResponse("Too Many Requests", status_code=429, headers={"Retry-After": "60"})
+
+
+def _same_origin(request: Request, config: WebConfig) -> bool:
+    """A form posted from a page of another site is refused, where the browser says so: by
+    ``Sec-Fetch-Site``, else by ``Origin`` (which ``no-referrer`` turns into ``null`` for our
+    own forms)."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        return site in ("same-origin", "none")
+    origin = request.headers.get("origin")
+    if origin is None or origin == "null":
+        return True
+    allowed = {f"{request.url.scheme}://{request.headers.get('host', '')}", _origin_of(config.public_url)}
+    return origin in allowed
+
+
+def _origin_of(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+class _Guard:
+    """Around every request: the limit per client address, the security headers, and one log
+    line per request with the token cut out of the path (uvicorn's own access log is off)."""
+
+    def __init__(self, app: ASGIApp, config: WebConfig) -> None:
+        self.app = app
+        self.config = config
+        self.per_address = RateLimiter(config.address_requests_per_minute)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        address = client_address(scope, self.config.trusted_proxies)
+        status = 500
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [(name, value) for name, value in message.get("headers", [])
+                           if name.decode().lower() not in {key.lower() for key in HEADERS}]
+                headers += [(name.lower().encode(), value.encode()) for name, value in HEADERS.items()]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            if not self.per_address.allow(address):
+                await _too_many()(scope, receive, send_with_headers)
+            else:
+                await self.app(scope, receive, send_with_headers)
+        finally:
+            log.info("web %s %s %s %.1f ms", scope["method"], redacted(scope["path"]), status,
+                     (time.perf_counter() - started) * 1000)
+
+
+def client_address(scope: Scope, trusted_proxies: tuple[str, ...]) -> str:
+    """The client's address: the peer's, or, from a trusted proxy, the last address its
+    ``X-Forwarded-For`` names that is not a trusted proxy itself."""
+    peer = scope.get("client")
+    address = peer[0] if peer else "unknown"
+    if address not in trusted_proxies:
+        return address
+    forwarded = [value.decode("latin-1") for name, value in scope.get("headers", []) if name == b"x-forwarded-for"]
+    hops = [hop.strip() for line in forwarded for hop in line.split(",") if hop.strip()]
+    while hops and hops[-1] in trusted_proxies:
+        hops.pop()
+    return hops[-1] if hops else address
+

@@ -1,0 +1,77 @@
+"""What keeps the web board safe besides the token: the forms' CSRF tokens, the limits per link
+and per address, the headers of every answer, and paths with the token cut out for the log."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import time
+from collections import deque
+from collections.abc import Callable
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+"""Scripts and styles only from our own files (no inline script), nothing from elsewhere."""
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+"""Sent with every answer: ``no-referrer`` so that no link on the page passes the token on."""
+
+_TOKEN_IN_PATH = re.compile(r"/g/[^/?#]*")
+
+
+def redacted(path: str) -> str:
+    """``path`` with the game token left out, for logs."""
+    return _TOKEN_IN_PATH.sub("/g/…", path)
+
+
+def csrf_token(token: str, version: str) -> str:
+    """The CSRF token of the forms of one page: an HMAC of the page's state version under the
+    seat's token, the secret the link itself carries.  Every daemon computes the same (no
+    secret of a process), it changes with every move, and without the seat's token nobody
+    can make one."""
+    return hmac.new(token.encode(), b"pbem-web-form\0" + version.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def csrf_valid(token: str, version: str, given: str) -> bool:
+    return hmac.compare_digest(csrf_token(token, version), given)
+
+
+class RateLimiter:
+    """At most ``limit`` requests per key in any ``window`` seconds (a sliding window, in this
+    process's memory: each daemon behind a proxy counts its own)."""
+
+    def __init__(self, limit: int, window: float = 60.0, clock: Callable[[], float] = time.monotonic,
+                 max_keys: int = 100_000) -> None:
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self.max_keys = max_keys
+        self._seen: dict[str, deque[float]] = {}
+
+    def allow(self, key: str) -> bool:
+        """Count a request of ``key``; False when it is over the limit (then it is not counted)."""
+        now = self.clock()
+        times = self._seen.get(key)
+        if times is None:
+            if len(self._seen) >= self.max_keys:
+                self._forget_old(now)
+            times = self._seen[key] = deque()
+        while times and times[0] <= now - self.window:
+            times.popleft()
+        if len(times) >= self.limit:
+            return False
+        times.append(now)
+        return True
+
+    def _forget_old(self, now: float) -> None:
+        """Drop the keys without a request in the window, so that guessed tokens fill no memory."""
+        for key in [key for key, times in self._seen.items() if not times or times[-1] <= now - self.window]:
+            del self._seen[key]
+        if len(self._seen) >= self.max_keys:
+            self._seen.clear()

@@ -1,0 +1,247 @@
+"""The web board over HTTP (Starlette's TestClient on the real app, service and database): the
+page, the no-JavaScript forms applied as a mail is, CSRF, stale pages, limits, headers, 404s
+and a log without tokens.  The browser tests (drag and drop) are in test_web_browser.py."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+import pytest
+from post_office import LoadedDice, Player, PostOffice, invite_and_accept, prose_of, token_of
+from starlette.testclient import TestClient
+
+from pbem.config import WebConfig
+from pbem.service.web_board import WebBoard
+from pbem.web.app import board_app, client_address
+
+BASE = "http://127.0.0.1:8080"
+
+
+def web_config(config, **web):
+    return config.model_copy(update={"web": WebConfig(**web)})
+
+
+@pytest.fixture
+def game(config):
+    """Anna invited Ben, Ben accepted; Anna opens with 3-1.  With the web board configured."""
+    config = web_config(config)
+    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    invite_and_accept(office, anna, ben, "invite ben@example.org")
+    return office, anna, ben
+
+
+def client_of(office, **web) -> TestClient:
+    config = web_config(office.config, **web) if web else office.config
+    return TestClient(board_app(config.web, WebBoard(config, office.engine, dice=office.dice)), base_url=BASE)
+
+
+def form_of(html: str, action: str) -> dict[str, str]:
+    """The hidden fields of the page's form for ``action``."""
+    for form in re.findall(r"<form method=\"post\".*?</form>", html, re.S):
+        fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
+        if fields.get("action") == action:
+            return fields
+    raise AssertionError(f"no form for {action}")
+
+
+def play_data(html: str) -> dict:
+    found = re.search(r'<script type="application/json" id="play-data">(.*?)</script>', html, re.S)
+    assert found
+    return json.loads(found.group(1))
+
+
+def test_every_game_mail_links_to_the_page(game) -> None:
+    office, anna, ben = game
+    for player in (anna, ben):
+        token = token_of(player.last)
+        link = f"{BASE}/g/{token}"
+        assert link in prose_of(player.last)
+        html = player.last.get_body(preferencelist=("html",)).get_content()
+        assert f'href="{link}"' in html
+
+
+def test_the_page_shows_board_facts_and_the_legal_steps(game) -> None:
+    office, anna, ben = game
+    answer = client_of(office).get(f"/g/{token_of(anna.last)}")
+    assert answer.status_code == 200
+    html = answer.text
+    assert "<svg" in html and 'id="board"' in html and "Your turn (3-1)" in html
+    assert "Pips" in html and "you 167, Ben 167" in html and "Match to" not in html  # a single game
+    data = play_data(html)
+    first_steps = {(origin, target) for origin, target, _, _ in data["graph"][0]["steps"]}
+    assert (8, 5) in first_steps and (24, 21) in first_steps and (6, 5) in first_steps
+    moves = {node["move"] for node in data["graph"] if "move" in node}
+    assert "8/5 6/5" in moves and len(moves) == 16
+    assert "<script>" not in html and "style=" not in html, "no inline script or style"
+    for name, value in {"Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}.items():
+        assert answer.headers[name] == value
+    assert "script-src 'self'" in answer.headers["Content-Security-Policy"]
+    assert "unsafe-inline" not in answer.headers["Content-Security-Policy"]
+    ben_page = client_of(office).get(f"/g/{token_of(ben.last)}").text
+    assert "Waiting for Anna" in ben_page and 'id="play-data"' in ben_page and '"graph"' not in ben_page
+
+
+def test_the_page_in_german_and_fixed_numbering(game) -> None:
+    office, anna, ben = game
+    anna.write_confirmed("sprache de")
+    ben.write_confirmed("numbering fixed")
+    html = client_of(office).get(f"/g/{office.table().token(0)}").text
+    assert '<html lang="de">' in html and "Sie sind am Zug (3-1)" in html and "Augen" in html
+    ben_page = client_of(office).get(f"/g/{office.table().token(1)}").text
+    labels = re.findall(r'class="label"[^>]*>(\d+)<', ben_page)
+    assert labels[:3] == ["1", "2", "3"] and "Waiting for Anna" in ben_page, "Ben: English, fixed numbering"
+
+
+def test_a_wrong_token_gets_a_404_that_says_nothing(game) -> None:
+    office, anna, ben = game
+    client = client_of(office)
+    answers = [client.get(path) for path in ("/g/" + "a" * 26, "/g/short", "/g/" + "a" * 26 + "/state", "/nothing")]
+    assert {answer.status_code for answer in answers} == {404}
+    assert {answer.text for answer in answers} == {"Not Found"}
+    assert client.post("/g/" + "a" * 26, data={"action": "roll"}).status_code == 404
+    assert answers[0].headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_a_typed_move_is_applied_as_a_mail_and_the_opponent_gets_the_mail(game) -> None:
+    office, anna, ben = game
+    client = client_of(office)
+    token = token_of(anna.last)
+    page = client.get(f"/g/{token}").text
+    answer = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "8/5 6/5"})
+    assert answer.status_code == 200 and "Done." in answer.text and "Waiting for Ben" in answer.text
+    sent = office.run()
+    office.file(sent)
+    assert ["ben@example.org" in str(mail["To"]) for mail in sent] == [True], "Anna saw it on the page: no copy"
+    assert "Anna played 8/5 6/5" in prose_of(ben.last)
+    assert office.table().game.record[-1].play == ((8, 5), (6, 5))
+    # The same form again (a second click, a reload): the page is stale, nothing happens.
+    again = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "8/5 6/5"})
+    assert again.status_code == 409 and "your own answer has arrived meanwhile" in again.text
+    assert office.run() == []
+
+
+def test_an_illegal_move_is_refused_with_the_reason_and_changes_nothing(game) -> None:
+    office, anna, ben = game
+    client = client_of(office)
+    token = token_of(anna.last)
+    before = office.snapshot()
+    page = client.get(f"/g/{token}").text
+    answer = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "24/18"})
+    assert answer.status_code == 422 and "Your turn (3-1)" in answer.text
+    assert "24/18 is a move of 6" in " ".join(answer.text.split())
+    not_a_move = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "hello"})
+    assert not_a_move.status_code == 422 and "That is not a move" in not_a_move.text
+    assert office.run() == [] and office.snapshot() == before
+
+
+def test_a_page_made_before_the_opponent_moved_applies_nothing(game) -> None:
+    office, anna, ben = game
+    client = client_of(office)
+    ben_token = token_of(ben.last)
+    stale = client.get(f"/g/{ben_token}").text  # Ben looks while Anna is to move
+    version = client.get(f"/g/{ben_token}/state").json()["version"]
+    anna.reply("8/5 6/5")  # Anna moves by mail; now Ben may roll or double
+    assert client.get(f"/g/{ben_token}/state").json()["version"] != version
+    fields = form_of(client.get(f"/g/{ben_token}").text, "roll")
+    answer = client.post(f"/g/{ben_token}", data={**fields, "version": form_of(stale, "draw")["version"],
+                                                  "csrf": form_of(stale, "draw")["csrf"]})
+    assert answer.status_code == 409 and "your opponent has acted meanwhile" in answer.text
+    assert office.table().game.phase == "roll_or_double"
+    rolled = client.post(f"/g/{ben_token}", data=fields)
+    assert rolled.status_code == 200 and office.table().game.phase == "to_move"
+
+
+def test_every_post_needs_the_pages_csrf_token(game) -> None:
+    office, anna, ben = game
+    client = client_of(office)
+    token = token_of(anna.last)
+    fields = form_of(client.get(f"/g/{token}").text, "move")
+    before = office.snapshot()
+    for csrf in ("", "0" * 32, form_of(client.get(f"/g/{token_of(ben.last)}").text, "draw")["csrf"]):
+        answer = client.post(f"/g/{token}", data={**fields, "csrf": csrf, "move": "8/5 6/5"})
+        assert answer.status_code == 403 and "This form has expired" in answer.text
+    foreign = client.post(f"/g/{token}", data={**fields, "move": "8/5 6/5"}, headers={"Origin": "https://evil.example"})
+    assert foreign.status_code == 403
+    fetched = client.post(f"/g/{token}", data={**fields, "move": "8/5 6/5"}, headers={"Sec-Fetch-Site": "cross-site"})
+    assert fetched.status_code == 403
+    assert office.snapshot() == before
+
+
+def test_requests_are_limited_per_link_and_per_address(game) -> None:
+    office, anna, ben = game
+    client = client_of(office, requests_per_minute=3, address_requests_per_minute=6)
+    anna_link, ben_link = f"/g/{token_of(anna.last)}", f"/g/{token_of(ben.last)}"
+    assert [client.get(anna_link).status_code for _ in range(4)] == [200, 200, 200, 429]
+    assert [client.get(ben_link).status_code for _ in range(2)] == [200, 200]
+    assert client.get(ben_link).status_code == 429, "the address has made its 6 requests (a refused one counts)"
+
+
+def test_the_client_address_behind_a_trusted_proxy() -> None:
+    scope = {"client": ("10.0.0.1", 1), "headers": [(b"x-forwarded-for", b"203.0.113.9, 10.0.0.2")]}
+    assert client_address(scope, ()) == "10.0.0.1", "X-Forwarded-For is ignored unless configured"
+    assert client_address(scope, ("10.0.0.1",)) == "10.0.0.2"
+    assert client_address(scope, ("10.0.0.1", "10.0.0.2")) == "203.0.113.9"
+
+
+def test_buttons_and_the_log_without_tokens(game, caplog) -> None:
+    office, anna, ben = game
+    caplog.set_level(logging.DEBUG)
+    client = client_of(office)
+    anna_token, ben_token = token_of(anna.last), token_of(ben.last)
+    page = client.get(f"/g/{anna_token}").text
+    client.post(f"/g/{anna_token}", data={**form_of(page, "move"), "move": "8/5 6/5"})
+    page = client.get(f"/g/{ben_token}").text
+    assert all(f'value="{action}"' in page for action in ("roll", "double", "resign", "draw"))
+    assert 'value="take"' not in page
+    client.post(f"/g/{ben_token}", data=form_of(page, "double"))
+    page = client.get(f"/g/{anna_token}").text
+    assert all(f'value="{action}"' in page for action in ("take", "drop")) and 'value="roll"' not in page
+    client.post(f"/g/{anna_token}", data=form_of(page, "take"))
+    assert office.table().game.cube == 2
+    logged = "\n".join(record.getMessage() for record in caplog.records
+                        if record.name.startswith(("pbem", "uvicorn", "starlette")))  # not the test's client
+    assert "web POST /g/… 200" in logged and "web GET /g/… 200" in logged
+    assert anna_token not in logged and ben_token not in logged
+    assert form_of(page, "take")["csrf"] not in logged
+
+
+def test_two_daemons_given_the_same_form_at_once_apply_it_once(game) -> None:
+    """Two web boards (as two daemons on one database) get the same form at the same moment:
+    the match row is locked as for a mail, so one applies it and the other finds it stale."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pbem.render.views import PageAction, PageResult
+    from pbem.store.db import make_engine
+
+    office, anna, ben = game
+    token = token_of(anna.last)
+    engines = [make_engine(office.config.database.url) for _ in range(2)]
+    boards = [WebBoard(office.config, engine, dice=office.dice) for engine in engines]
+    version = boards[0].version(token)
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = list(pool.map(lambda board: board.act(token, version, PageAction.MOVE, "8/5 6/5"), boards))
+    for engine in engines:
+        engine.dispose()
+    assert sorted(outcome.result for outcome in outcomes) == [PageResult.DONE, PageResult.STALE]
+    assert office.table().game.record[-1].play == ((8, 5), (6, 5))
+    sent = office.run()
+    assert len([mail for mail in sent if "ben@example.org" in str(mail["To"])]) == 1
+
+
+def test_the_page_before_and_after_the_game(config) -> None:
+    """An invitation not yet answered, and a game resigned: the page shows the state, no board
+    to play on and no buttons."""
+    config = web_config(config)
+    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    anna.write_confirmed("invite ben@example.org")
+    client = client_of(office)
+    invited = client.get(f"/g/{token_of(ben.last)}")
+    assert invited.status_code == 200 and "Invitation from Anna" in invited.text and "<form" not in invited.text
+    ben.reply("accept")
+    anna.reply("$quit")
+    over = client.get(f"/g/{token_of(anna.last)}").text
+    assert "<svg" in over and "<form" not in over and "Finished" in over

@@ -1,0 +1,203 @@
+"""The web board in a real headless Chromium, served by the real uvicorn server (in a thread of
+its own here, as ``pbem serve`` runs it in its loop): a checker dragged with the mouse (desktop)
+and with touch (phone width, mobile emulation) and sent, the opponent's mail; an illegal drop
+refused on the page; a stale page; a wrong token; a page that reloads itself when the opponent
+has moved.  The screenshots go to ``docs/web/`` with
+``PBEM_UPDATE_DOCS=1``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from post_office import LoadedDice, Player, PostOffice, invite_and_accept, prose_of, token_of
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
+from selenium.webdriver.common.actions.interaction import POINTER_TOUCH
+from selenium.webdriver.common.actions.pointer_input import PointerInput
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+from test_mail_screenshots import _FLAGS
+
+from pbem.config import WebConfig
+from pbem.daemon.web import WebServer
+from pbem.service.web_board import WebBoard
+from pbem.web.app import board_app
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "web"
+DESKTOP, PHONE = (1000, 1300), (390, 1500)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    chromium, driver = shutil.which("chromium") or "/usr/bin/chromium", shutil.which("chromedriver")
+    assert driver and Path(chromium).exists(), "needs the Debian packages chromium and chromium-driver"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (*_FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(options=options, service=Service(driver))
+    try:
+        yield browser
+    finally:
+        browser.quit()
+
+
+class ServedBoard:
+    """The web board of ``office`` on a free port, served by uvicorn in a thread's event loop."""
+
+    def __init__(self, office: PostOffice) -> None:
+        web = WebConfig(bind="127.0.0.1", port=_free_port())
+        config = office.config.model_copy(update={"web": web})
+        self.server = WebServer(web, board_app(web, WebBoard(config, office.engine, dice=office.dice)))
+        self.url = f"http://127.0.0.1:{self.server.port}"
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(10)
+
+    async def _start(self) -> None:
+        self.server.start()
+        while not self.server.server.started:
+            await asyncio.sleep(0.01)
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def game(config):
+    """Anna invited Ben, Ben accepted; Anna opens with 3-1; the board served on the web."""
+    config = config.model_copy(update={"web": WebConfig()})
+    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    invite_and_accept(office, anna, ben, "invite ben@example.org")
+    served = ServedBoard(office)
+    try:
+        yield office, anna, ben, served
+    finally:
+        served.close()
+
+
+def open_page(browser, url: str, size: tuple[int, int], mobile: bool = False) -> None:
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": mobile})
+    browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": mobile, "maxTouchPoints": 5})
+    browser.get(url)
+    WebDriverWait(browser, 10).until(lambda driver: driver.execute_script("return document.readyState") == "complete")
+
+
+def checker_on(browser, point: int):
+    return browser.find_elements(By.CSS_SELECTOR, f'#checkers g.checker.me[data-point="{point}"]')[-1]
+
+
+def zone_of(browser, point: int):
+    return browser.find_element(By.CSS_SELECTOR, f'rect.zone[data-point="{point}"]')
+
+
+def drag_with_mouse(browser, origin: int, target: int) -> None:
+    ActionChains(browser).click_and_hold(checker_on(browser, origin)).move_by_offset(3, 3) \
+        .move_to_element(zone_of(browser, target)).release().perform()
+
+
+def drag_with_finger(browser, origin: int, target: int) -> None:
+    """A touch drag (a pointer of type touch: pointerdown, moves, pointerup), as a finger does."""
+    finger = PointerInput(POINTER_TOUCH, "finger")
+    actions = ActionBuilder(browser, mouse=finger)
+    actions.pointer_action.move_to(checker_on(browser, origin)).pointer_down().move_by(4, 4) \
+        .move_to(zone_of(browser, target)).pointer_up()
+    actions.perform()
+
+
+def shown(browser, selector: str) -> str:
+    return browser.find_element(By.CSS_SELECTOR, selector).text
+
+
+def save_shot(browser, name: str) -> None:
+    if os.environ.get("PBEM_UPDATE_DOCS"):
+        DOCS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(DOCS / f"{name}.png"))
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_drag_checkers_and_send_and_the_opponent_gets_the_mail(browser, game, width) -> None:
+    office, anna, ben, served = game
+    phone = width == "phone"
+    drag = drag_with_finger if phone else drag_with_mouse
+    open_page(browser, f"{served.url}/g/{token_of(anna.last)}", PHONE if phone else DESKTOP, mobile=phone)
+    assert browser.execute_script("return window.pbemBoard !== null")
+    assert not browser.find_element(By.ID, "send").is_displayed(), "no send button before the play is complete"
+    save_shot(browser, f"1-your-turn-{width}")
+    drag(browser, 8, 5)
+    assert shown(browser, "#chosen-move") == "8/5"
+    assert browser.find_element(By.ID, "undo").is_displayed()
+    browser.find_element(By.ID, "undo").click()
+    assert not browser.find_element(By.ID, "chosen").is_displayed(), "undone"
+    drag(browser, 8, 5)
+    drag(browser, 6, 5)
+    assert shown(browser, "#chosen-move") == "8/5 6/5"
+    assert len(browser.find_elements(By.CSS_SELECTOR, '#checkers g.checker.me[data-point="5"]')) == 2
+    save_shot(browser, f"2-move-complete-{width}")
+    browser.find_element(By.ID, "send").click()
+    WebDriverWait(browser, 10).until(lambda driver: "Waiting for Ben" in driver.find_element(By.ID, "state").text)
+    assert "Done." in shown(browser, "#message")
+    save_shot(browser, f"3-sent-{width}")
+    office.file(office.run())
+    assert "Anna played 8/5 6/5" in prose_of(ben.last)
+    assert office.table().game.record[-1].play == ((8, 5), (6, 5))
+
+
+def test_an_illegal_drop_is_refused_on_the_page(browser, game) -> None:
+    office, anna, ben, served = game
+    open_page(browser, f"{served.url}/g/{token_of(anna.last)}", DESKTOP)
+    ActionChains(browser).click_and_hold(checker_on(browser, 8)).move_by_offset(5, 5).perform()
+    lit = {int(element.get_attribute("data-point")) for element in browser.find_elements(By.CSS_SELECTOR, ".target")}
+    assert lit == {5, 7}, "while a checker of the 8-point is held, 8/5 and 8/7 light up"
+    ActionChains(browser).release().perform()
+    assert not browser.find_elements(By.CSS_SELECTOR, ".target")
+    drag_with_mouse(browser, 13, 7)  # a 6 with 3-1
+    assert "Not allowed: 13/7" in shown(browser, "#hint")
+    assert len(browser.find_elements(By.CSS_SELECTOR, '#checkers g.checker.me[data-point="13"]')) == 5
+    assert not browser.find_element(By.ID, "chosen").is_displayed()
+    assert office.run() == []
+
+
+def test_a_stale_page_applies_nothing_and_a_wrong_token_gets_404(browser, game) -> None:
+    office, anna, ben, served = game
+    open_page(browser, f"{served.url}/g/{token_of(anna.last)}", DESKTOP)
+    drag_with_mouse(browser, 8, 5)
+    drag_with_mouse(browser, 6, 5)
+    anna.reply("24/21 24/23")  # meanwhile the move came by mail
+    browser.find_element(By.ID, "send").click()
+    WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "message"))
+    assert "your own answer has arrived meanwhile" in shown(browser, "#message")
+    assert "Waiting for Ben" in shown(browser, "#state")
+    assert set(office.table().game.record[-1].play) == {(24, 21), (24, 23)}, "the mail's move stands"
+    save_shot(browser, "4-stale")
+    browser.get(f"{served.url}/g/{'a' * 26}")
+    assert browser.find_element(By.TAG_NAME, "body").text == "Not Found"
+
+
+def test_the_page_updates_itself_when_the_opponent_moves(browser, game) -> None:
+    office, anna, ben, served = game
+    open_page(browser, f"{served.url}/g/{token_of(ben.last)}", DESKTOP)
+    assert "Waiting for Anna" in shown(browser, "#state")
+    anna.reply("8/5 6/5")  # by mail
+    WebDriverWait(browser, 12).until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "button.roll"))
+    assert "Anna played 8/5 6/5" in shown(browser, ".facts"), "reloaded by itself, with the opponent's move"
