@@ -1,0 +1,127 @@
+"""Credits (issue 14): accounts with a starting grant, the ``credits`` answer, prize invitations
+with their deposits in escrow, the payout at every ending, and the ledger staying sound."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from post_office import LoadedDice, Player, PostOffice, acts, invite_and_accept, prose_of, text_of
+from sqlmodel import Session
+
+from pbem.config import load_config
+from pbem.service import credits
+from pbem.store.game_records import MatchStatus, Player as PlayerRow
+from pbem.store.ledger import check_ledger
+from sqlmodel import select
+
+
+def balance_of(office: PostOffice, address: str) -> Decimal:
+    with Session(office.engine) as session:
+        player = session.exec(select(PlayerRow).where(PlayerRow.address == address)).one()
+        return credits.balance(session, player, office.config)
+
+
+def house_of(office: PostOffice) -> Decimal:
+    from pbem.rules.prizes import from_cents
+    from pbem.store import ledger
+
+    with Session(office.engine) as session:
+        return from_cents(ledger.balance_cents(session, ledger.HOUSE_KEY) or 0)
+
+
+def ledger_problems(office: PostOffice) -> list[str]:
+    with Session(office.engine) as session:
+        return check_ledger(session)
+
+
+@pytest.fixture
+def players(office) -> tuple[Player, Player]:
+    return Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+
+
+def test_credits_answers_with_the_balance_and_the_starting_grant(office, players) -> None:
+    anna, _ = players
+    (answer,) = anna.write("credits")
+    text = prose_of(answer)
+    assert "Your play-money account: 100.00 ℂ." in text
+    assert "play money only: no purchase, no payout, no real money" in text
+    assert "+100.00 ℂ starting grant" in text
+    (antwort,) = anna.write("konto")
+    assert "Ihr Spielgeld-Konto: 100,00 ℂ." in prose_of(antwort), "a mail in German is answered in German"
+    assert "kein Kauf, keine Auszahlung, kein echtes Geld" in prose_of(antwort)
+    assert text_of(antwort).count("+100,00 ℂ  Startguthaben") == 1, "the starting grant is given once"
+    assert ledger_problems(office) == []
+
+
+def test_a_prize_series_escrows_both_stakes_and_pays_the_winner_less_the_fee(office, players) -> None:
+    anna, ben = players
+    office.dice.load((3, 1))
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org prize games 3 stake 2.50")
+    table = office.table(match_id)
+    assert table.score.rules.format.value == "games" and table.score.rules.length == 3
+    assert table.score.rules.cube_cap == 1, "seed 004: the series of 3 games is played without the cube"
+    assert "each player stakes 2.50 ℂ; the winner gets 4.50 ℂ" in prose_of(ben.inbox[-2])
+    assert "Both deposits of 2.50 ℂ are held in escrow until the end: 5.00 ℂ at stake." in prose_of(ben.last)
+    assert "Prize game: each player staked 2.50 ℂ; at stake: 5.00 ℂ" in prose_of(anna.last)
+    assert balance_of(office, anna.address) == balance_of(office, ben.address) == Decimal("97.50")
+    assert ledger_problems(office) == []
+    acts(office, ben, "$quit")
+    assert office.table(match_id).status is MatchStatus.FINISHED, "leaving the table ends the prize series"
+    assert "Ben left the table, so you win" in prose_of(anna.last)
+    assert "Prize: you get 4.50 ℂ; the house takes a fee of 0.50 ℂ. Your balance: 102.00 ℂ." in prose_of(anna.last)
+    assert balance_of(office, anna.address) == Decimal("102.00")
+    assert balance_of(office, ben.address) == Decimal("97.50")
+    assert house_of(office) == Decimal("0.50")
+    assert ledger_problems(office) == []
+
+
+def test_a_prize_the_invitee_or_inviter_cannot_cover_is_refused(data_dir, database_table) -> None:
+    config_file = data_dir.parent / "poor.toml"
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
+                           f'{database_table}[credits]\nstart = 4\n', encoding="utf-8")
+    office = PostOffice(load_config(config_file), LoadedDice(seed=1))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    (answer,) = anna.write_confirmed("invite ben@example.org prize match 5 stake 5")
+    assert "your balance is 4.00 ℂ, 1.00 ℂ is missing. No invitation was sent." in prose_of(answer)
+    (answer,) = anna.write_confirmed("invite ben@example.org prize games 3 stake 3")
+    assert "This server does not offer a prize series of 3 games for a stake of 3.00 ℂ" in prose_of(answer)
+    assert office.matches() == []
+    assert ledger_problems(office) == []
+
+
+def test_the_operator_grants_and_shows_credits_and_the_ledger_check_finds_any_corruption(
+        office, players, config_file, capsys) -> None:
+    from sqlalchemy import text
+
+    from pbem.cli import main
+
+    anna, ben = players
+    anna.write("credits")
+    assert main(["credits", "show", "anna@example.org", "--config", str(config_file)]) == 0
+    assert capsys.readouterr().out == "anna@example.org 100.00\n"
+    assert main(["credits", "show", "ben@example.org", "--config", str(config_file)]) == 2, "never wrote"
+    assert "no player with the address ben@example.org" in capsys.readouterr().err
+    assert main(["credits", "grant", "Anna@Example.org", "4", "--reason", "prize of the spring cup",
+                 "--config", str(config_file)]) == 0
+    assert capsys.readouterr().out == "anna@example.org 104.00\n"
+    for wrong in (["-1"], ["2.555"], ["ten"], ["0"]):
+        assert main(["credits", "grant", "anna@example.org", *wrong, "--reason", "x", "--config", str(config_file)]) == 2
+    assert main(["credits", "show", "anna@example.org", "--config", str(config_file)]) == 0
+    assert capsys.readouterr().out == "anna@example.org 104.00\n"
+    (answer,) = anna.write("credits")
+    assert "+4.00 ℂ  grant: prize of the spring cup" in text_of(answer)
+    assert main(["ledger", "check", "--config", str(config_file)]) == 0
+    assert "ledger sound: 2 movements" in capsys.readouterr().out
+
+    with office.engine.begin() as connection:  # a balance changed behind the ledger's back
+        connection.execute(text("UPDATE accounts SET balance_cents = balance_cents + 1 WHERE key LIKE 'player:%'"))
+    assert main(["ledger", "check", "--config", str(config_file)]) == 1
+    assert "balance 10401 cents, but its entries sum to 10400" in capsys.readouterr().err
+    with office.engine.begin() as connection:  # put right, then an entry that makes a movement unbalanced
+        connection.execute(text("UPDATE accounts SET balance_cents = balance_cents - 1 WHERE key LIKE 'player:%'"))
+        connection.execute(text("UPDATE ledger_entries SET amount_cents = amount_cents + 5 WHERE id = "
+                                "(SELECT max(id) FROM ledger_entries)"))
+    assert main(["ledger", "check", "--config", str(config_file)]) == 1
+    err = capsys.readouterr().err
+    assert "its 2 entries sum to 5 cents, not 0" in err and "the balances of all accounts" not in err
