@@ -108,10 +108,14 @@ def _rating_filter(context: jinja2.runtime.Context, rating: float) -> str:
     return format_rating(rating, _language_of(context))
 
 
+NO_BREAK = "\u00a0"
+"""Between a number and its unit, so that wrapping never parts them ("4,50 ℂ", "10 %")."""
+
+
 def format_credits(value: Decimal, language: str, sign: bool = False) -> str:
     """An amount of credits (play money), "4.50 ℂ", with the decimal comma in German."""
     text = f"{Decimal(value):+.2f}" if sign else f"{Decimal(value):.2f}"
-    return (text.replace(".", ",") if language == "de" else text) + " ℂ"
+    return (text.replace(".", ",") if language == "de" else text) + NO_BREAK + "ℂ"
 
 
 @jinja2.pass_context
@@ -123,7 +127,7 @@ def _credits_filter(context: jinja2.runtime.Context, value: Decimal, sign: bool 
 def _percent_filter(context: jinja2.runtime.Context, value: Decimal) -> str:
     """A percentage without trailing zeros: "10%", in German "10 %"."""
     text = format(Decimal(value).normalize(), "f")
-    return text.replace(".", ",") + " %" if _language_of(context) == "de" else text + "%"
+    return text.replace(".", ",") + NO_BREAK + "%" if _language_of(context) == "de" else text + "%"
 
 
 @jinja2.pass_context

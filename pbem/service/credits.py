@@ -131,9 +131,10 @@ def refuse_invitation(talk: Conversation, prize: Prize, invitee: Player, table: 
     return False
 
 
-def escrow(talk: Conversation, table: Table, prize: Prize) -> bool:
-    """Move both deposits into the match's escrow (True), or, when either player cannot cover
-    theirs, nothing at all: both hear who lacks how much, and the invitation stays open (False).
+def escrow(talk: Conversation, table: Table, prize: Prize) -> list[Decimal] | None:
+    """Move both deposits into the match's escrow and return both balances after, or, when
+    either player cannot cover theirs, move nothing at all: both hear who lacks how much, and
+    the invitation stays open (None).
 
     Both player accounts are locked (in the order of their ids) before their balances are read,
     so that no other transaction can spend the credits between the check and the movement.
@@ -147,14 +148,12 @@ def escrow(talk: Conversation, table: Table, prize: Prize) -> bool:
         talk.event(table, EventKind.PRIZE_NOT_COVERED, 1, deposit=prize.deposit,
                    short=[from_cents(cents) for cents in short],
                    balances=[from_cents(balances[account_id]) for account_id in accounts])
-        return False
+        return None
     escrow_id = ledger.ensure_account(session, ledger.escrow_key(table.id), AccountKind.ESCROW, match_id=table.id)[0]
     for account_id in accounts:
         ledger.post(session, MovementKind.STAKE, [(account_id, -deposit), (escrow_id, deposit)],
                     match_id=table.id, now=talk.now)
-    talk.event(table, EventKind.PRIZE_ESCROWED, 1, deposit=prize.deposit, prize=prize,
-               balances=[balance(session, player, talk.config) for player in table.players])
-    return True
+    return [balance(session, player, talk.config) for player in table.players]
 
 
 def settle(talk: Conversation, table: Table, prize: Prize, last: Result) -> prizes.Payout:

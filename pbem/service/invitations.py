@@ -195,10 +195,13 @@ def accept(talk: Conversation, table: Table, seat: int) -> None:
         talk.say_template(Notice.NOT_INVITED, table)
         return
     prize = table.prize
-    if prize is not None and not credits.escrow(talk, table, prize):
+    balances = None if prize is None else credits.escrow(talk, table, prize)
+    if prize is not None and balances is None:
         return
     table.record.status = MatchStatus.RUNNING
     talk.event(table, EventKind.ACCEPTED, seat)
+    if prize is not None:
+        talk.event(table, EventKind.PRIZE_ESCROWED, seat, deposit=prize.deposit, balances=balances)
     start_game(talk, table)
     advance(talk, table)
 

@@ -50,7 +50,7 @@ def test_credits_answers_with_the_balance_and_the_starting_grant(office, players
     (antwort,) = anna.write("konto")
     assert "Ihr Spielgeld-Konto: 100,00 ℂ." in prose_of(antwort), "a mail in German is answered in German"
     assert "kein Kauf, keine Auszahlung, kein echtes Geld" in prose_of(antwort)
-    assert text_of(antwort).count("+100,00 ℂ  Startguthaben") == 1, "the starting grant is given once"
+    assert text_of(antwort).count("+100,00\u00a0ℂ  Startguthaben") == 1, "the starting grant is given once"
     assert ledger_problems(office) == []
 
 
@@ -110,7 +110,7 @@ def test_the_operator_grants_and_shows_credits_and_the_ledger_check_finds_any_co
     assert main(["credits", "show", "anna@example.org", "--config", str(config_file)]) == 0
     assert capsys.readouterr().out == "anna@example.org 104.00\n"
     (answer,) = anna.write("credits")
-    assert "+4.00 ℂ  grant: prize of the spring cup" in text_of(answer)
+    assert "+4.00\u00a0ℂ  grant: prize of the spring cup" in text_of(answer)
     assert main(["ledger", "check", "--config", str(config_file)]) == 0
     assert "ledger sound: 2 movements" in capsys.readouterr().out
 
@@ -125,3 +125,96 @@ def test_the_operator_grants_and_shows_credits_and_the_ledger_check_finds_any_co
     assert main(["ledger", "check", "--config", str(config_file)]) == 1
     err = capsys.readouterr().err
     assert "its 2 entries sum to 5 cents, not 0" in err and "the balances of all accounts" not in err
+
+
+def test_an_invitation_accepted_when_a_stake_is_no_longer_covered_stays_open_and_moves_nothing(
+        data_dir, database_table) -> None:
+    config_file = data_dir.parent / "five.toml"
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
+                           f'{database_table}[credits]\nstart = 5\n', encoding="utf-8")
+    office = PostOffice(load_config(config_file), LoadedDice(seed=1))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    anna.write_confirmed("invite ben@example.org prize match 5 stake 5")
+    first = ben.last
+    anna.write_confirmed("invite ben@example.org prize match 5 stake 5")  # both still covered: 5 each
+    second = ben.last
+    ben.reply("accept", to=first)
+    assert balance_of(office, anna.address) == balance_of(office, ben.address) == Decimal(0)
+    before = office.snapshot()
+    ben.reply("accept", to=second)
+    assert office.snapshot() == before, "refused: nothing changed"
+    assert office.matches()[1].status == MatchStatus.INVITED
+    said = prose_of(ben.last)
+    assert "Your credits do not cover the deposit of 5.00 ℂ: your balance is 0.00 ℂ, 5.00 ℂ is missing." in said
+    assert "Anna's credits do not cover the deposit of 5.00 ℂ." in said
+    assert "the invitation stays open" in said
+    assert "Ben's credits do not cover the deposit" in prose_of(anna.last)
+    assert ledger_problems(office) == []
+
+
+def test_a_declined_prize_invitation_moves_no_credit(office, players) -> None:
+    anna, ben = players
+    anna.write_confirmed("einladen ben@example.org preis einzel satz 2 limit 20", "ja")
+    assert "Ein Preis-Einzelspiel um Credits (Spielgeld): 2,00 ℂ pro Punkt, höchstens 20,00 ℂ" in prose_of(ben.last)
+    ben.reply("ablehnen")
+    assert balance_of(office, anna.address) == balance_of(office, ben.address) == Decimal(100)
+    assert ledger_problems(office) == []
+
+
+def test_an_accepted_resignation_in_a_single_prize_game_pays_per_point(office, players) -> None:
+    anna, ben = players
+    office.dice.load((3, 1))
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org prize single rate 2 limit 20")
+    assert "Prize game: 2.00 ℂ a point, limit 20.00 ℂ; at stake now: 2.00 ℂ for a single win" in prose_of(anna.last)
+    acts(office, anna, "resign gammon")
+    acts(office, ben, "accept")
+    assert office.table(match_id).status is MatchStatus.FINISHED
+    # Ben wins 2 points x 2 = 4.00, less 0.40: his deposit of 20 and 3.60; Anna gets 16.00 of her 20 back.
+    assert balance_of(office, ben.address) == Decimal("103.60")
+    assert balance_of(office, anna.address) == Decimal("96.00")
+    assert house_of(office) == Decimal("0.40")
+    assert ("Prize: you get 23.60 ℂ (4.00 ℂ won, less the fee, and the deposit), Anna gets 16.00 ℂ back; "
+            "the house takes a fee of 0.40 ℂ. Your balance: 103.60 ℂ.") in prose_of(ben.last)
+    assert ledger_problems(office) == []
+
+
+def test_a_timeout_loses_a_single_prize_game_at_the_highest_result_possible(config) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from pbem.service import handle_mail
+    from pbem.service.clock_job import check_clocks
+
+    start = datetime(2030, 3, 1, 12, tzinfo=UTC)
+    office = PostOffice(config, LoadedDice(seed=1))
+    office.pipeline.handler = lambda session, raw, inbound: handle_mail(session, raw, inbound, config, office.dice,
+                                                                        now=start)
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    office.dice.load((3, 1))
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org prize single rate 1 limit 10 clock 1d/0d")
+    acts(office, anna, "8/5 6/5")
+    check_clocks(office.engine, office.config, start + timedelta(days=1), office.dice)
+    office.file(office.run())
+    table = office.table(match_id)
+    assert table.status is MatchStatus.FINISHED and table.game.result.ending.value == "timeout"
+    points = table.game.result.points
+    won = min(Decimal(points), Decimal(10))
+    assert balance_of(office, anna.address) == Decimal(100) + won - won / 10
+    assert balance_of(office, ben.address) == Decimal(100) - won
+    assert "Prize: you get" in prose_of(anna.last)
+    assert ledger_problems(office) == []
+
+
+def test_prize_games_have_a_rating_list_of_their_own(office, players) -> None:
+    anna, ben = players
+    office.dice.load((3, 1))
+    invite_and_accept(office, anna, ben, "invite ben@example.org prize match 5 stake 5")
+    acts(office, anna, "$quit")
+    assert "New prize ratings: you 1500.0 → 1522.4" in prose_of(ben.last), "n = 5: 4 x K=5 x sqrt 5 x 0.5"
+    with Session(office.engine) as session:
+        rows = {row.address: row for row in session.exec(select(PlayerRow)).all()}
+    assert (rows[ben.address].experience_prize, rows[ben.address].experience_match) == (5, 0)
+    assert rows[anna.address].rating_casual == rows[anna.address].rating_match == 1500
+    (answer,) = ben.write("ratings")
+    text = prose_of(answer)
+    assert "Prize ratings (prize games for credits): 1. Ben 1522.4 (experience 5) 2. Anna 1477.6" in text
+    assert "Match ratings: nobody has played a rated match yet" in text
