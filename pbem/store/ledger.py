@@ -116,13 +116,14 @@ def ensure_account(session: Session, key: str, kind: AccountKind, *, player_id: 
     waits for the first and then finds it, so an account (and its starting grant) exists once.
     """
     insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-    created = session.execute(
+    inserted = session.execute(
         insert(Account).values(key=key, kind=kind.value, player_id=player_id, match_id=match_id,
                                balance_cents=0, created_at=utc_now())
-        .on_conflict_do_nothing(index_elements=["key"])
-    ).rowcount == 1  # type: ignore[attr-defined]  # a CursorResult for an INSERT
-    account_id = session.execute(select(col(Account.id)).where(col(Account.key) == key)).scalar_one()
-    return account_id, created
+        .on_conflict_do_nothing(index_elements=["key"]).returning(col(Account.id))
+    ).scalar_one_or_none()
+    if inserted is not None:
+        return inserted, True
+    return session.execute(select(col(Account.id)).where(col(Account.key) == key)).scalar_one(), False
 
 
 def account_id_of(session: Session, key: str) -> int | None:
@@ -163,9 +164,9 @@ def post(session: Session, kind: MovementKind, transfers: Sequence[tuple[int, in
         changed = session.execute(
             update(Account).where(col(Account.id) == account_id)
             .where((col(Account.kind) == AccountKind.ISSUER.value) | (col(Account.balance_cents) + cents >= 0))
-            .values(balance_cents=col(Account.balance_cents) + cents)
-        ).rowcount  # type: ignore[attr-defined]  # a CursorResult for an UPDATE
-        if changed != 1:  # cannot happen under the row lock; a guard all the same
+            .values(balance_cents=col(Account.balance_cents) + cents).returning(col(Account.id))
+        ).scalar_one_or_none()
+        if changed is None:  # cannot happen under the row lock; a guard all the same
             raise Overdrawn(account_id, balances[account_id], -cents)
     session.flush()
     return movement.id
