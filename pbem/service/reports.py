@@ -119,13 +119,15 @@ def games_rows(session: Session, config: Config,
 
 
 def players_rows(session: Session, now: datetime) -> list[list[str]]:
-    """One row per player: ratings and experience of both kinds, vacation days used this year."""
-    rows = [["id", "address", "name", "match rating", "exp", "casual rating", "exp", "vacation", "invitations"]]
+    """One row per player: ratings and experience of the three kinds, vacation days used this year."""
+    rows = [["id", "address", "name", "match rating", "exp", "casual rating", "exp", "prize rating", "exp", "vacation",
+             "invitations"]]
     for player in session.exec(select(Player).order_by(col(Player.id))).all():
         rows.append([
             str(player.id), player.address, player.name,
             f"{player.rating_match:.1f}", str(player.experience_match),
             f"{player.rating_casual:.1f}", str(player.experience_casual),
+            f"{player.rating_prize:.1f}", str(player.experience_prize),
             str(player.vacation_days.get(str(now.year), 0)),
             "refused" if player.refuses_invitations else "yes",
         ])
