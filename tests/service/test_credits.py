@@ -218,3 +218,52 @@ def test_prize_games_have_a_rating_list_of_their_own(office, players) -> None:
     text = prose_of(answer)
     assert "Prize ratings (prize games for credits): 1. Ben 1522.4 (experience 5) 2. Anna 1477.6" in text
     assert "Match ratings: nobody has played a rated match yet" in text
+
+
+@pytest.mark.postgresql_only
+def test_two_daemons_accepting_at_once_never_spend_the_same_credits_twice(data_dir, database_table) -> None:
+    """Ben can cover one stake of 5; two daemons apply his two acceptances at the same moment on
+    one PostgreSQL database: his account row is locked before its balance is read, so one
+    escrows and the other finds 0.00 and moves nothing."""
+    import threading
+
+    from pbem.service import invitations
+    from pbem.service.conversation import Answering, Conversation
+    from pbem.service.dice import SECURE_DICE
+    from pbem.service.tables import Table, locked_match
+    from pbem.store.db import session_scope, utc_now
+
+    config_file = data_dir.parent / "five.toml"
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
+                           f'{database_table}[credits]\nstart = 5\n', encoding="utf-8")
+    config = load_config(config_file)
+    office = PostOffice(config, LoadedDice(seed=1))
+    anna, ben, cleo = (Player(office, f"{name.lower()}@example.org", name) for name in ("Anna", "Ben", "Cleo"))
+    anna.write_confirmed("invite ben@example.org prize match 5 stake 5")
+    cleo.write_confirmed("invite ben@example.org prize match 5 stake 5")
+    ben.write("credits")  # his account is open: 5.00
+    match_ids = [record.id for record in office.matches()]
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def accept(match_id: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            with session_scope(office.engine) as session:
+                table = Table.load(session, locked_match(session, match_id))
+                talk = Conversation(session, config, table.players[1], Answering(None), SECURE_DICE, utc_now())
+                invitations.accept(talk, table, 1)
+                table.save(session)
+        except BaseException as problem:  # noqa: BLE001 - reported below
+            errors.append(problem)
+
+    threads = [threading.Thread(target=accept, args=(match_id,)) for match_id in match_ids]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    statuses = sorted(record.status for record in office.matches())
+    assert statuses == [MatchStatus.INVITED, MatchStatus.RUNNING]
+    assert balance_of(office, ben.address) == Decimal(0)
+    assert ledger_problems(office) == []
