@@ -267,3 +267,35 @@ def test_two_daemons_accepting_at_once_never_spend_the_same_credits_twice(data_d
     assert statuses == [MatchStatus.INVITED, MatchStatus.RUNNING]
     assert balance_of(office, ben.address) == Decimal(0)
     assert ledger_problems(office) == []
+
+
+def test_a_tied_prize_series_gives_both_stakes_back_less_the_fee(office, players) -> None:
+    anna, ben = players
+    office.dice.load((3, 1))
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org prize games 3 stake 2.50")
+    acts(office, anna, "resign single")
+    acts(office, ben, "accept")   # game 1: Ben 1
+    acts(office, ben, "resign single")
+    acts(office, anna, "accept")  # game 2: Anna 1
+    acts(office, anna, "$remis")
+    acts(office, ben, "$remis")   # game 3 drawn: 1 to 1
+    table = office.table(match_id)
+    assert table.status is MatchStatus.FINISHED and table.score.points == (1, 1)
+    assert "Prize: a tie, so each player gets 2.25 ℂ back; the house takes a fee of 0.50 ℂ." in prose_of(anna.last)
+    assert balance_of(office, anna.address) == balance_of(office, ben.address) == Decimal("99.75")
+    assert house_of(office) == Decimal("0.50")
+    assert ledger_problems(office) == []
+
+
+def test_a_rematch_plays_for_the_same_prize_and_the_assistant_plays_for_none(office, players) -> None:
+    anna, ben = players
+    office.dice.load((3, 1))
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org prize match 5 stake 2.50")
+    acts(office, anna, "$quit")
+    ben.reply("rematch")
+    rematch = office.table()
+    assert rematch.id != match_id and rematch.prize == office.table(match_id).prize
+    assert "each player stakes 2.50 ℂ; the winner gets 4.50 ℂ" in prose_of(anna.last)
+    (answer,) = anna.write("play assistant prize match 5 stake 5")
+    assert "the Assistant has no account" in prose_of(answer)
+    assert ledger_problems(office) == []
