@@ -40,11 +40,12 @@ STATEMENT_ENTRIES = 10
 def player_account(session: Session, player: Player, config: Config, now: datetime) -> int:
     """The player's account id; a new account gets the starting grant in the same transaction."""
     assert player.id is not None
+    issuer = issuer_account(session)  # created before any other account: the lowest id, locked first
     account_id, created = ledger.ensure_account(session, ledger.player_key(player.id), AccountKind.PLAYER,
                                                 player_id=player.id)
     start = to_cents(config.credits.start)
     if created and start > 0:
-        ledger.post(session, MovementKind.START, [(issuer_account(session), -start), (account_id, start)], now=now)
+        ledger.post(session, MovementKind.START, [(issuer, -start), (account_id, start)], now=now)
     return account_id
 
 
@@ -158,7 +159,10 @@ def escrow(talk: Conversation, table: Table, prize: Prize) -> list[Decimal] | No
 
 def settle(talk: Conversation, table: Table, prize: Prize, last: Result) -> prizes.Payout:
     """Pay the escrow out at the end of the prize game, in the transaction that ends it: to the
-    players (payout, refund) and the fee to the house; the escrow is then empty."""
+    players (payout, refund) and the fee to the house; the escrow is then empty.
+
+    The transaction takes no lock after this one: the house's account, which every settlement
+    shares, is then held only by transactions that wait for nothing more."""
     session = talk.session
     paid = prizes.payout(prize, table.score, last, talk.config.credits.fee_percent)
     escrow_id = ledger.account_id_of(session, ledger.escrow_key(table.id))

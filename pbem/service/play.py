@@ -156,6 +156,11 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     if session_over:
         _finish_match(talk, table, result)
     ratings.record_result(talk, table, result, session_over)
+    prize = table.prize
+    if session_over and prize is not None:
+        # The last rows this transaction locks: the accounts, the house's last of all, which no
+        # other transaction then waits for while holding something this one needs.
+        credits.settle(talk, table, prize, result)
     _queue_review(talk, table, game, totals=session_over and table.score.games > 1)
     if session_over:
         return False
@@ -164,16 +169,14 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
 
 
 def _finish_match(talk: Conversation, table: Table, last: scoring.Result) -> None:
-    """The end of the match, series or session; a prize game's escrow is paid out in this same
-    transaction.  Whoever left a prize table (``$quit``, a timeout) loses it."""
+    """The end of the match, series or session (a prize game's escrow is paid out by the caller,
+    in this same transaction).  Whoever left a prize table (``$quit``, a timeout) loses it."""
     table.record.status = MatchStatus.FINISHED
     table.record.finished_at = utc_now()
     prize = table.prize
     winner = scoring.winner(table.score) if prize is None else prizes.prize_winner(table.score, last)
     left = None if prize is None else prizes.left_the_table(last)
     talk.event(table, EventKind.MATCH_OVER, winner, points=list(table.score.points), left=left)
-    if prize is not None:
-        credits.settle(talk, table, prize, last)
     games = table.finished_games(talk.session)
     names = (table.players[0].display_name, table.players[1].display_name)
     text = matfile.match_text(games, names)

@@ -7,10 +7,16 @@ changed only by :func:`post`, in the transaction that writes the entries, and ``
 check`` (:func:`check_ledger`) proves it equal to the sum of the account's entries.
 
 No account but the issuer's (the source of every credit there is: start grants and the
-operator's grants) ever goes below zero: :func:`post` locks the accounts it moves (always in the
-order of their ids, so that two processes moving the same accounts never wait for each other in
-a circle), refuses a movement that would overdraw one, and the database's check constraint holds
-it too.
+operator's grants) ever goes below zero: :func:`post` locks the accounts it moves, in the order
+of their ids, refuses a movement that would overdraw one, and the database's check constraint
+holds it too.
+
+Several daemons share a PostgreSQL database, so locks are taken in one order everywhere, and no
+two transactions wait for each other in a circle: a match's row first (``locked_match``; only
+one transaction at a time moves a match's escrow), then the issuer (created before any other
+account, so it has the lowest id), then players' accounts by id, and the house's account (which
+every settlement shares) last of all, by the last movement of its transaction
+(``pbem.service.credits.settle``).
 """
 
 from __future__ import annotations
