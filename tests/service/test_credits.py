@@ -299,3 +299,32 @@ def test_a_rematch_plays_for_the_same_prize_and_the_assistant_plays_for_none(off
     (answer,) = anna.write("play assistant prize match 5 stake 5")
     assert "the Assistant has no account" in prose_of(answer)
     assert ledger_problems(office) == []
+
+
+def test_the_ledger_refuses_an_overdraft_an_unbalanced_movement_and_a_negative_balance(engine) -> None:
+    from sqlalchemy import text
+    from sqlalchemy.exc import IntegrityError
+
+    from pbem.store import ledger
+    from pbem.store.db import session_scope
+    from pbem.store.ledger import AccountKind, MovementKind, Overdrawn
+
+    with session_scope(engine) as session:
+        issuer = ledger.ensure_account(session, ledger.ISSUER_KEY, AccountKind.ISSUER)[0]
+        house, created = ledger.ensure_account(session, ledger.HOUSE_KEY, AccountKind.HOUSE)
+        assert created and ledger.ensure_account(session, ledger.HOUSE_KEY, AccountKind.HOUSE) == (house, False)
+        ledger.post(session, MovementKind.GRANT, [(issuer, -500), (house, 500)], reason="test")
+    with session_scope(engine) as session:
+        with pytest.raises(Overdrawn):
+            ledger.post(session, MovementKind.FEE, [(house, -501), (issuer, 501)])
+        with pytest.raises(ValueError):
+            ledger.post(session, MovementKind.FEE, [(house, -5), (issuer, 4)])
+        with pytest.raises(ValueError):
+            ledger.post(session, MovementKind.FEE, [(house, 0)])
+    with pytest.raises(IntegrityError):  # the database itself holds every balance but the issuer's at zero or more
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE accounts SET balance_cents = -1 WHERE key = 'house'"))
+    with session_scope(engine) as session:
+        assert ledger.balance_cents(session, ledger.HOUSE_KEY) == 500
+        assert ledger.balance_cents(session, ledger.ISSUER_KEY) == -500
+        assert ledger.check_ledger(session) == []
