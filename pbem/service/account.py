@@ -75,6 +75,7 @@ def list_games(talk: Conversation, table: Table | None = None) -> None:
         rows.append({
             "opponent": shown_name(each.players[1 - seat], talk.language(talk.sender)),
             "rules": each.score.rules,
+            "prize": each.prize,
             "score": scoring.seen_from(each.score.points, seat),
             "status": each.status.value,
             "my_turn": (each.status is MatchStatus.INVITED and seat == 1)

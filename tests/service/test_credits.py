@@ -66,6 +66,8 @@ def test_a_prize_series_escrows_both_stakes_and_pays_the_winner_less_the_fee(off
     assert "Prize game: each player staked 2.50 ℂ; at stake: 5.00 ℂ" in prose_of(anna.last)
     assert balance_of(office, anna.address) == balance_of(office, ben.address) == Decimal("97.50")
     assert ledger_problems(office) == []
+    (listing,) = anna.write("games")
+    assert "against Ben: a series of 3 games for credits (deposit 2.50 ℂ), score 0-0" in prose_of(listing)
     acts(office, ben, "$quit")
     assert office.table(match_id).status is MatchStatus.FINISHED, "leaving the table ends the prize series"
     assert "Ben left the table, so you win" in prose_of(anna.last)
