@@ -68,6 +68,10 @@ def test_a_prize_series_escrows_both_stakes_and_pays_the_winner_less_the_fee(off
     assert ledger_problems(office) == []
     (listing,) = anna.write("games")
     assert "against Ben: a series of 3 games for credits (deposit 2.50 ℂ), score 0-0" in prose_of(listing)
+    from pbem.service.reports import games_rows
+
+    with Session(office.engine) as session:
+        assert games_rows(session, office.config)[0][1][2] == "games 3, prize stake 2.50", "pbem games"
     acts(office, ben, "$quit")
     assert office.table(match_id).status is MatchStatus.FINISHED, "leaving the table ends the prize series"
     assert "Ben left the table, so you win" in prose_of(anna.last)
