@@ -157,7 +157,7 @@ def escrow(talk: Conversation, table: Table, prize: Prize) -> list[Decimal] | No
     return [balance(session, player, talk.config) for player in table.players]
 
 
-def settle(talk: Conversation, table: Table, prize: Prize, last: Result) -> prizes.Payout:
+def settle(talk: Conversation, table: Table, prize: Prize, last: Result) -> None:
     """Pay the escrow out at the end of the prize game, in the transaction that ends it: to the
     players (payout, refund) and the fee to the house; the escrow is then empty.
 
@@ -180,10 +180,7 @@ def settle(talk: Conversation, table: Table, prize: Prize, last: Result) -> priz
         ledger.post(session, MovementKind.FEE, [(escrow_id, -cents), (house_account(session), cents)],
                     match_id=table.id, now=talk.now)
     talk.event(table, EventKind.PRIZE_PAID, paid.winner, prize=prize, paid=list(paid.to_seats), fee=paid.fee,
-               won=paid.won, left=prizes.left_the_table(last),
-               balances=[balance(session, player, talk.config) for player in table.players])
-    return paid
-
+               won=paid.won, balances=[balance(session, player, talk.config) for player in table.players])
 
 
 def ledger_size(session: Session) -> tuple[int, int]:

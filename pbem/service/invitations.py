@@ -90,8 +90,13 @@ def _invitation_options(rules: scoring.MatchRules, document: dict[str, object]) 
         move_clock=duration(document.get("move_clock")),
         time_bank=duration(document.get("time_bank")),
         settle=bool(document.get("settle", False)),
-        prize=None if document.get("prize") is None else Prize.from_dict(document["prize"]),  # type: ignore[arg-type]  # stored by _options_document
+        prize=_prize(document.get("prize")),
     )
+
+
+def _prize(document: object) -> Prize | None:
+    """The prize of a match's options (``Prize.to_dict``), or None."""
+    return Prize.from_dict(document) if isinstance(document, dict) else None
 
 
 def _settle_refused(talk: Conversation, options: commands.GameOptions, table: Table | None = None) -> bool:
