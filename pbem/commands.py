@@ -44,6 +44,16 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
 ``money-only``
     ``beaver``, ``jacoby`` or ``stake`` in an invitation that is not ``money``; details: the
     option word as written.
+``prize``
+    ``prize``/``preis`` not followed by ``games 3``/``spiele 3``, ``match 5``/``partie 5`` or
+    ``single``/``einzel``, or with ``money``/``geld``; details: the word that stood there.
+``prize-amount``
+    in a prize invitation, ``stake``/``einsatz``, ``rate``/``satz`` or ``limit`` without an
+    amount like ``2.50`` (or ``2,50``), one of these missing (a series or match needs a stake,
+    a single game a rate and a limit) or one that does not belong to the format; details: the
+    option word, or the missing one.
+``prize-only``
+    ``rate``/``satz`` or ``limit`` in an invitation that is not a prize game; details: the word.
 ``settle-format``
     ``settle``/``abrechnen`` in an invitation that is neither ``money`` nor a single game;
     details: the option word as written.
@@ -74,6 +84,7 @@ from datetime import timedelta
 from pbem.addresses import is_plain_address
 from pbem.config import parse_duration
 from pbem.rules.notation import Numbering, looks_like_play
+from pbem.rules.prizes import MATCH_POINTS, SERIES_GAMES, Prize, PrizeKind, amount
 from pbem.rules.scoring import Format
 
 MAX_COMMAND_CHARS = 400
@@ -86,6 +97,11 @@ MAX_STAKE = 1000
 MAX_VACATION_DAYS = 365
 MOVE_CLOCK_RANGE = (timedelta(hours=1), timedelta(days=30))
 TIME_BANK_RANGE = (timedelta(0), timedelta(days=90))
+
+
+@dataclass(frozen=True)
+class Credits:
+    """credits/konto: the play-money balance and the last entries of the account."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +120,8 @@ class GameOptions:
     language: str | None = None
     settle: bool = False
     """A game lost on time is scored by the engine's equity of the position (money and single)."""
+    prize: Prize | None = None
+    """A prize game for credits (the format is then the prize's: ``Prize.match_rules``)."""
 
 
 @dataclass(frozen=True)
@@ -264,7 +282,7 @@ class CommandError:
 Command = (
     Invite | PlayAssistant | Accept | Decline | Move | Roll | Double | Take | Drop | Beaver
     | Resign | OfferResignation | Remis | Rematch | Board | Games | Ratings | Language | SetNumbering | Vacation
-    | Stop | Autoroll | Copies | Help | Confirm | Note | CommandError
+    | Stop | Autoroll | Copies | Help | Confirm | Credits | Note | CommandError
 )
 
 _ALONE: dict[str, Command] = {
@@ -283,6 +301,7 @@ _ALONE: dict[str, Command] = {
     **dict.fromkeys(("ratings", "rangliste"), Ratings()),
     **dict.fromkeys(("stop", "stopp"), Stop()),
     **dict.fromkeys(("help", "hilfe"), Help()),
+    **dict.fromkeys(("credits", "konto"), Credits()),
 }
 _LANGUAGES = {
     **dict.fromkeys(("de", "deutsch", "german"), "de"),
@@ -322,6 +341,11 @@ _SETTLE_WORDS = ("settle", "abrechnen")
 _SETTLE_FORMATS = (Format.MONEY, Format.SINGLE)
 _CLOCK_WORDS = ("clock", "uhr")
 _STAKE_WORDS = ("stake", "einsatz")
+_PRIZE_WORDS = ("prize", "preis")
+_PRIZE_AMOUNT_WORDS = {**dict.fromkeys(_STAKE_WORDS, "stake"), **dict.fromkeys(("rate", "satz"), "rate"),
+                       "limit": "limit"}
+_PRIZE_FORMATS = {Format.GAMES: (PrizeKind.SERIES, SERIES_GAMES), Format.MATCH: (PrizeKind.MATCH, MATCH_POINTS),
+                  Format.SINGLE: (PrizeKind.SINGLE, 1)}
 
 
 
@@ -329,12 +353,12 @@ _GERMAN_KEYWORDS = frozenset((
     "annehmen", "ablehnen", "würfeln", "wuerfeln", "doppeln", "biber", "$aufgeben", "revanche",
     "brett", "spiele", "rangliste", "stopp", "hilfe", "ja", "bestätigen", "bestaetigen", "sprache",
     "zählung", "zaehlung", "urlaub", "einladen", "gegen", "abrechnen", "autowürfeln", "autowuerfeln",
-    "kopien", "aufgeben",
+    "kopien", "aufgeben", "konto", "preis",
 ))
 _ENGLISH_KEYWORDS = frozenset((
     "accept", "decline", "roll", "double", "take", "drop", "beaver", "$quit", "rematch", "board",
     "games", "ratings", "stop", "help", "yes", "confirm", "lang", "numbering", "vacation", "invite",
-    "play", "settle", "autoroll", "copies", "resign", "reject",
+    "play", "settle", "autoroll", "copies", "resign", "reject", "credits", "prize",
 ))
 _GERMAN_WORDS = frozenset((
     "und", "ich", "nicht", "der", "die", "das", "ist", "bitte", "danke", "hallo", "mit", "für",
@@ -469,14 +493,24 @@ def _invite_command(line: str, arguments: list[str]) -> Command:
 def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
     """Read format and options in any order; the checks that need all of them come last."""
     settings: dict[str, object] = {}
-    money_only_word = settle_word = ""
-    words = [word for word in re.split(r"[\s,;]+", " ".join(words)) if word]
+    money_only_word = settle_word = prize_word = ""
+    amounts: dict[str, tuple[str, str]] = {}
+    """Prize amounts by option (stake, rate, limit): (the word as written, the value)."""
+    words = [word for word in re.split(r"[\s;]+|,(?!\d)", " ".join(words)) if word]
+    prize_game = any(word in _PRIZE_WORDS for word in words)
     position = 0
     while position < len(words):
         word = words[position]
         value = words[position + 1] if position + 1 < len(words) else ""
         position += 1
-        if word in _FORMAT_WORDS:
+        if word in _PRIZE_WORDS:
+            if value not in _FORMAT_WORDS or _FORMAT_WORDS[value] is Format.MONEY or prize_word:
+                return CommandError(line, "prize", value)
+            prize_word = word
+        elif word in _PRIZE_AMOUNT_WORDS and (prize_game or word not in _STAKE_WORDS):
+            amounts[_PRIZE_AMOUNT_WORDS[word]] = (word, value)
+            position += 1
+        elif word in _FORMAT_WORDS:
             if "kind" in settings:
                 return CommandError(line, "format-conflict", word)
             kind = settings["kind"] = _FORMAT_WORDS[word]
@@ -514,11 +548,42 @@ def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
             position += 1
         else:
             return CommandError(line, "unknown-option", word)
+    if prize_word:
+        prize = _prize(line, settings, amounts)
+        if isinstance(prize, CommandError):
+            return prize
+        settings["prize"] = prize
+    elif amounts:
+        return CommandError(line, "prize-only", next(iter(amounts.values()))[0])
     if money_only_word and settings.get("kind") is not Format.MONEY:
         return CommandError(line, "money-only", money_only_word)
     if settle_word and settings.get("kind", Format.SINGLE) not in _SETTLE_FORMATS:
         return CommandError(line, "settle-format", settle_word)
     return GameOptions(**settings)  # type: ignore[arg-type]  # the keys are GameOptions fields, set above
+
+
+def _prize(line: str, settings: dict[str, object], amounts: dict[str, tuple[str, str]]) -> Prize | CommandError:
+    """The prize of ``prize FORMAT …``: ``games 3`` or ``match 5`` with a stake, ``single`` with a
+    rate and a limit (which of them the server allows is the service's to check)."""
+    kind, length = _PRIZE_FORMATS[Format(str(settings["kind"]))]
+    if settings.get("length", 1) != length:
+        return CommandError(line, "prize", str(settings.get("length")))
+    needed = ("rate", "limit") if kind is PrizeKind.SINGLE else ("stake",)
+    for option, (word, _) in amounts.items():
+        if option not in needed:
+            return CommandError(line, "prize-amount", word)
+    values = {}
+    for option in needed:
+        if option not in amounts:
+            return CommandError(line, "prize-amount", option)
+        word, text = amounts[option]
+        try:
+            values[option] = amount(text)
+        except ValueError:
+            return CommandError(line, "prize-amount", f"{word} {text}".strip())
+        if not 0 < values[option] <= MAX_STAKE:
+            return CommandError(line, "prize-amount", f"{word} {text}")
+    return Prize(kind, **values)
 
 
 def _whole_number(text: str, maximum: int) -> int | None:

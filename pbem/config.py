@@ -14,6 +14,7 @@ import os
 import re
 import tomllib
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from pbem.addresses import is_plain_address
+from pbem.rules import prizes
 from pbem.rules.scoring import DEFAULT_CUBE_CAP
 
 EMBEDDED_DEFAULT = "<embedded default>"
@@ -412,6 +414,69 @@ class WebConfig(_Table):
     def link(self, token: str) -> str:
         """A player's link to their game's page."""
         return f"{self.public_url}/g/{token}"
+def _amount(value: object) -> Decimal:
+    """A TOML number or string → an amount of credits (ValueError unless at most two places)."""
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"must be an amount like 2.50, got {value!r}")
+    return prizes.amount(value)
+
+
+def _positive_amounts(values: object) -> tuple[Decimal, ...]:
+    if not isinstance(values, (list, tuple)) or not values:
+        raise ValueError(f"must be a list of amounts like [2.50, 5], got {values!r}")
+    amounts = tuple(_amount(value) for value in values)
+    if any(value <= 0 for value in amounts):
+        raise ValueError(f"every amount must be more than zero, got {values!r}")
+    return amounts
+
+
+class CreditsConfig(_Table):
+    """Play money for prize games (seed 004's values by default): no purchase, no payout."""
+
+    start: Decimal = Decimal("100.00")
+    """What every new account is granted."""
+    fee_percent: Decimal = Decimal(10)
+    """The house's share of what a prize game pays out (of each stake on a tie)."""
+    stakes: tuple[Decimal, ...] = (Decimal("2.50"), Decimal("5.00"))
+    """The stakes allowed for ``prize games 3`` and ``prize match 5``."""
+    rate_limits: tuple[tuple[Decimal, Decimal], ...] = ((Decimal("1.00"), Decimal("10.00")),
+                                                        (Decimal("2.00"), Decimal("20.00")))
+    """The (rate per point, limit) pairs allowed for ``prize single``."""
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _start(cls, value: object) -> Decimal:
+        return _amount(value)
+
+    @field_validator("fee_percent", mode="before")
+    @classmethod
+    def _fee(cls, value: object) -> Decimal:
+        percent = _amount(value)
+        if percent > 100:
+            raise ValueError(f"must be a percentage from 0 to 100, got {value!r}")
+        return percent
+
+    @field_validator("stakes", mode="before")
+    @classmethod
+    def _stakes(cls, value: object) -> tuple[Decimal, ...]:
+        return _positive_amounts(value)
+
+    @field_validator("rate_limits", mode="before")
+    @classmethod
+    def _rate_limits(cls, value: object) -> tuple[tuple[Decimal, Decimal], ...]:
+        if not isinstance(value, (list, tuple)) or not value:
+            raise ValueError(f"must be a list of [rate, limit] pairs like [[1, 10], [2, 20]], got {value!r}")
+        pairs = []
+        for pair in value:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ValueError(f"must be a list of [rate, limit] pairs like [[1, 10], [2, 20]], got {value!r}")
+            rate, limit = _positive_amounts(pair)
+            if limit < rate:
+                raise ValueError(f"a limit below its rate makes no sense: {list(pair)!r}")
+            pairs.append((rate, limit))
+        return tuple(pairs)
 
 
 class Config(BaseModel):
@@ -428,6 +493,7 @@ class Config(BaseModel):
     assistant: AssistantConfig = Field(default_factory=AssistantConfig)
     web: WebConfig | None = None
     """None: no web board (no ``[web]`` table)."""
+    credits: CreditsConfig = Field(default_factory=CreditsConfig)
     source: str = EMBEDDED_DEFAULT
 
     @property
@@ -453,6 +519,7 @@ class Config(BaseModel):
 _TABLES: dict[str, type[_Table]] = {
     "service": ServiceConfig, "database": DatabaseConfig, "imap": ImapConfig, "smtp": SmtpConfig,
     "game": GameConfig, "limits": LimitsConfig, "assistant": AssistantConfig, "web": WebConfig,
+    "credits": CreditsConfig,
 }
 KEYS = {name: tuple(key for key in model.model_fields if key != "password") + (
     _PASSWORD_KEYS if name in ("imap", "smtp") else ()) for name, model in _TABLES.items()}

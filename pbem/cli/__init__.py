@@ -106,6 +106,24 @@ def _parser() -> argparse.ArgumentParser:
         sub = database_commands.add_parser(name, help=text, parents=[config])
         sub.set_defaults(run=_runs("db", name), command=f"db {name}")
 
+    credit = commands.add_parser("credits", help="play-money accounts: grant credits, show a balance")
+    credit_commands = credit.add_subparsers(title="credits commands", metavar="COMMAND", required=True)
+    grant = credit_commands.add_parser("grant", parents=[config],
+                                       help="add credits to a player's account (a ledger movement)")
+    grant.add_argument("address", metavar="ADDRESS", help="the player's address")
+    grant.add_argument("amount", metavar="AMOUNT", help="credits, like 10 or 2.50")
+    grant.add_argument("--reason", required=True, metavar="TEXT", help="why (kept in the ledger)")
+    show = credit_commands.add_parser("show", parents=[config], help="print ADDRESS BALANCE")
+    show.add_argument("address", metavar="ADDRESS", help="the player's address")
+    for name, sub in (("grant", grant), ("show", show)):
+        sub.set_defaults(run=_runs("credits", name), command=f"credits {name}")
+    ledger = commands.add_parser("ledger", help="the credits ledger: check")
+    ledger_commands = ledger.add_subparsers(title="ledger commands", metavar="COMMAND", required=True)
+    ledger_check = ledger_commands.add_parser(
+        "check", parents=[config],
+        help="verify every movement sums to zero and every balance equals its entries; exit 1 if not")
+    ledger_check.set_defaults(run=_runs("credits", "check"), command="ledger check")
+
     rules = commands.add_parser("rules", help="query the rules core")
     rules_commands = rules.add_subparsers(title="rules commands", metavar="COMMAND", required=True)
     legal = rules_commands.add_parser(

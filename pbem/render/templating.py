@@ -12,6 +12,8 @@ language or a player's numbering read it from there:
 * ``duration``: a :class:`~datetime.timedelta` as "2 days 3 hours" / "2 Tage 3 Stunden";
 * ``dice``: ``(5, 2)`` as "5-2";
 * ``rating``: a rating with one decimal, "1517.3" / "1517,3";
+* ``credits``: an amount of credits with two decimals and the sign ℂ, "4.50 ℂ" / "4,50 ℂ"
+  (``credits(sign=True)``: with + or -, for a statement); ``percent``: "10%" / "10 %";
 * ``point``: a point in the mover's own numbering (25 = bar, 0 = off) as the player writes it,
   using ``numbering`` and ``colour`` from the context (``point("black")``: as that colour
   writes it, for examples addressed to either side).
@@ -23,6 +25,7 @@ import re
 import textwrap
 from collections.abc import Mapping
 from datetime import timedelta
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -105,6 +108,28 @@ def _rating_filter(context: jinja2.runtime.Context, rating: float) -> str:
     return format_rating(rating, _language_of(context))
 
 
+NO_BREAK = "\u00a0"
+"""Between a number and its unit, so that wrapping never parts them ("4,50 ℂ", "10 %")."""
+
+
+def format_credits(value: Decimal, language: str, sign: bool = False) -> str:
+    """An amount of credits (play money), "4.50 ℂ", with the decimal comma in German."""
+    text = f"{Decimal(value):+.2f}" if sign else f"{Decimal(value):.2f}"
+    return (text.replace(".", ",") if language == "de" else text) + NO_BREAK + "ℂ"
+
+
+@jinja2.pass_context
+def _credits_filter(context: jinja2.runtime.Context, value: Decimal, sign: bool = False) -> str:
+    return format_credits(value, _language_of(context), sign)
+
+
+@jinja2.pass_context
+def _percent_filter(context: jinja2.runtime.Context, value: Decimal) -> str:
+    """A percentage without trailing zeros: "10%", in German "10 %"."""
+    text = format(Decimal(value).normalize(), "f")
+    return text.replace(".", ",") + NO_BREAK + "%" if _language_of(context) == "de" else text + "%"
+
+
 @jinja2.pass_context
 def _point_filter(context: jinja2.runtime.Context, point: int, colour: str | None = None) -> str:
     return point_name(point, Numbering(context["numbering"]), Colour(colour or context["colour"]))
@@ -121,7 +146,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
-    env.filters.update(duration=_duration_filter, dice=format_dice, point=_point_filter, rating=_rating_filter)
+    env.filters.update(duration=_duration_filter, dice=format_dice, point=_point_filter, rating=_rating_filter,
+                       credits=_credits_filter, percent=_percent_filter)
     return env
 
 

@@ -9,11 +9,13 @@ of both languages, so a missing text fails a test, never a player's mail.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
 from pbem.config import ServiceConfig
 from pbem.render.text_board import BoardView
+from pbem.rules.prizes import Prize
 from pbem.rules.scoring import MatchRules
 
 
@@ -55,6 +57,11 @@ class Notice(StrEnum):
     GAMES_LIST = "games_list"
     HELP = "help"
     HELP_SHORT = "help_short"
+    CREDITS = "credits"
+    PRIZE_NOT_ALLOWED = "prize_not_allowed"
+    PRIZE_NOT_WITH_ASSISTANT = "prize_not_with_assistant"
+    PRIZE_NOT_COVERED = "prize_not_covered"
+    PRIZE_INVITEE_NOT_COVERED = "prize_invitee_not_covered"
 
 
 class EventKind(StrEnum):
@@ -87,6 +94,9 @@ class EventKind(StrEnum):
     GAME_REVIEW = "game_review"
     REVIEW_FOLLOWS = "review_follows"
     MATCH_REVIEW = "match_review"
+    PRIZE_NOT_COVERED = "prize_not_covered"
+    PRIZE_ESCROWED = "prize_escrowed"
+    PRIZE_PAID = "prize_paid"
 
 
 @dataclass(frozen=True)
@@ -121,6 +131,10 @@ class GameView:
     offered: int | None = None
     beaver_allowed: bool = False
     crawford: bool = False
+    prize: Prize | None = None
+    """What a prize game plays for (credits), while it runs."""
+    at_stake: Decimal | None = None
+    """What the game in progress is worth to its winner now, before the fee (``prizes.at_stake``)."""
 
     def template_context(self) -> dict[str, Any]:
         """The fields by name, for the templates (not deep-copied, unlike ``dataclasses.asdict``)."""

@@ -9,8 +9,9 @@
     winner += 4*K*sqrt(n)*P ; loser -= 4*K*sqrt(n)*P   (K of each player is their own)
 
 K uses each player's experience *before* the game, and both players' experience then grows
-by n.  There are two separate ratings: one for matches (``match N``) and one for casual play
-(everything else: single games, series and money sessions).
+by n.  There are three separate ratings: one for matches (``match N``), one for casual play
+(everything else: single games, series and money sessions), and one for prize play for credits
+(seed 004's list, whose n is :meth:`pbem.rules.prizes.Prize.rating_weight`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ START_RATING = 1500.0
 class RatingKind(StrEnum):
     MATCH = "match"
     CASUAL = "casual"
+    PRIZE = "prize"
 
 
 @dataclass(frozen=True)

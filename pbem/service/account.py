@@ -9,7 +9,7 @@ from datetime import timedelta
 from pbem import commands
 from pbem.render.views import Notice
 from pbem.rules import scoring
-from pbem.service import assistant, clocks, invitations, play, ratings
+from pbem.service import assistant, clocks, credits, invitations, play, ratings
 from pbem.service.conversation import Conversation, shown_name
 from pbem.service.tables import Table, tables_of
 from pbem.store.game_records import MatchStatus
@@ -49,6 +49,8 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
             take_vacation(talk, days, table)
         case commands.Ratings():
             ratings.list_ratings(talk, table)
+        case commands.Credits():
+            credits.statement(talk, table)
         case commands.Stop():
             sender.refuses_invitations = True
             talk.session.add(sender)
@@ -73,6 +75,7 @@ def list_games(talk: Conversation, table: Table | None = None) -> None:
         rows.append({
             "opponent": shown_name(each.players[1 - seat], talk.language(talk.sender)),
             "rules": each.score.rules,
+            "prize": each.prize,
             "score": scoring.seen_from(each.score.points, seat),
             "status": each.status.value,
             "my_turn": (each.status is MatchStatus.INVITED and seat == 1)

@@ -26,7 +26,7 @@ from pbem.render.text_board import BoardView, LastMove, Who
 from pbem.render.text_board import Score as BoardScore
 from pbem.render.text_board import render_text_board
 from pbem.rules import game as game_rules
-from pbem.rules import scoring
+from pbem.rules import prizes, scoring
 from pbem.rules.gnubg_ids import match_id, position_id
 from pbem.rules.moves import Play, apply_play, legal_plays
 from pbem.rules.position import Position
@@ -334,6 +334,9 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         clock=clocks.clock_view(table, seat, config, now),
         web_link=None if config.web is None else config.web.link(table.token(seat)),
     )
+    prize = table.prize if table.status is MatchStatus.RUNNING else None
+    if prize is not None:
+        view = replace(view, prize=prize, at_stake=prizes.at_stake(prize, game.cube if game is not None else 1))
     if game is None:
         return view
     example = None

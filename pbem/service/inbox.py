@@ -51,7 +51,7 @@ _GAME_COMMANDS = (
     commands.Move, commands.Roll, commands.Double, commands.Take, commands.Drop, commands.Beaver,
     commands.Resign, commands.OfferResignation, commands.Remis,
 )
-_ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings)
+_ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings, commands.Credits)
 """Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
 _NEEDS_PROOF = (commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite,
                 commands.Autoroll, commands.Copies)

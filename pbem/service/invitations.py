@@ -19,7 +19,8 @@ from pbem.addresses import is_person_address
 from pbem.mail.reading import new_token
 from pbem.render.views import EventKind, Notice
 from pbem.rules import scoring
-from pbem.service import assistant
+from pbem.rules.prizes import Prize
+from pbem.service import assistant, credits
 from pbem.service.conversation import Conversation
 from pbem.service.play import advance, start_game
 from pbem.service.tables import Table
@@ -48,6 +49,8 @@ def is_service_address(address: str, service_address: str) -> bool:
 
 def match_rules(options: commands.GameOptions, cube_cap: int) -> scoring.MatchRules:
     """The rules core's view of an invitation's format."""
+    if options.prize is not None:
+        return options.prize.match_rules(cube_cap)
     kind = options.kind
     length = {scoring.Format.SINGLE: 1, scoring.Format.MONEY: 0}.get(kind, options.length or 1)
     return scoring.MatchRules(
@@ -66,6 +69,7 @@ def _options_document(options: commands.GameOptions) -> dict[str, object]:
         "move_clock": seconds(options.move_clock),
         "time_bank": seconds(options.time_bank),
         "settle": options.settle,
+        "prize": None if options.prize is None else options.prize.to_dict(),
     }
 
 
@@ -86,7 +90,13 @@ def _invitation_options(rules: scoring.MatchRules, document: dict[str, object]) 
         move_clock=duration(document.get("move_clock")),
         time_bank=duration(document.get("time_bank")),
         settle=bool(document.get("settle", False)),
+        prize=_prize(document.get("prize")),
     )
+
+
+def _prize(document: object) -> Prize | None:
+    """The prize of a match's options (``Prize.to_dict``), or None."""
+    return Prize.from_dict(document) if isinstance(document, dict) else None
 
 
 def _settle_refused(talk: Conversation, options: commands.GameOptions, table: Table | None = None) -> bool:
@@ -124,6 +134,8 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
         return
     if _settle_refused(talk, command.options):
         return
+    if command.options.prize is not None and credits.refuse_invitation(talk, command.options.prize, invitee):
+        return
     if invitee.language is None:  # the invitation's language, else the inviter's
         invitee.language = command.options.language or talk.language(talk.sender)
         talk.session.add(invitee)
@@ -133,6 +145,9 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
 def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
     """``play assistant``: a match against the Assistant that starts at once (and changes no rating)."""
     if _settle_refused(talk, options):
+        return
+    if options.prize is not None:
+        talk.say_template(Notice.PRIZE_NOT_WITH_ASSISTANT)
         return
     players = (talk.sender, assistant.assistant_player(talk.session))
     table = _open_match(talk, players, replace(options, rated=False))
@@ -172,18 +187,26 @@ def _open_match(
     table = Table.load(talk.session, record)
     game_config = talk.config.game
     talk.event(table, EventKind.INVITED, 0, rules=rules.to_dict(), settle=options.settle, rated=options.rated,
+               **credits.invitation_terms(options.prize, talk.config),
                move_clock=options.move_clock or game_config.move_clock,
                time_bank=game_config.time_bank if options.time_bank is None else options.time_bank)
     return table
 
 
 def accept(talk: Conversation, table: Table, seat: int) -> None:
-    """The invited player accepts: the first game starts with the opening roll."""
+    """The invited player accepts: a prize game's deposits go into escrow (or, when either
+    player cannot cover theirs, nothing happens), and the first game starts with the opening roll."""
     if seat != 1:
         talk.say_template(Notice.NOT_INVITED, table)
         return
+    prize = table.prize
+    balances = None if prize is None else credits.escrow(talk, table, prize)
+    if prize is not None and balances is None:
+        return
     table.record.status = MatchStatus.RUNNING
     talk.event(table, EventKind.ACCEPTED, seat)
+    if prize is not None:
+        talk.event(table, EventKind.PRIZE_ESCROWED, seat, deposit=prize.deposit, balances=balances)
     start_game(talk, table)
     advance(talk, table)
 
@@ -211,6 +234,8 @@ def rematch(talk: Conversation, table: Table, seat: int) -> None:
         talk.say_template(Notice.ASSISTANT_UNAVAILABLE, table)
         return
     if _settle_refused(talk, options, table):
+        return
+    if options.prize is not None and credits.refuse_invitation(talk, options.prize, opponent, table):
         return
     new_table = _open_match(talk, (talk.sender, opponent), options, rematch_of=table.id)
     if assistant.is_assistant(opponent):

@@ -14,11 +14,11 @@ from pbem.mail.composing import Attachment
 from pbem.render.views import EventKind, Notice
 from pbem.rules import game as rules
 from pbem.rules import cube as cube_rules
-from pbem.rules import matfile, scoring
+from pbem.rules import matfile, prizes, scoring
 from pbem.rules.moves import IllegalPlay
 from pbem.rules.notation import Colour, NotationError, parse_play
 from pbem.rules.scoring import WinKind
-from pbem.service import assistant, ratings
+from pbem.service import assistant, credits, ratings
 from pbem.service.conversation import Conversation, play_texts
 from pbem.service.tables import Table
 from pbem.store.db import utc_now
@@ -148,13 +148,19 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     talk.session.add(FinishedGame(match_id=table.id, number=table.record.game_number, game=game.to_dict()))
     talk.session.flush()
     table.score = scoring.add_result(table.score, result)
+    prize = table.prize
     session_over = scoring.is_over(table.score) or (
         table.score.rules.format is scoring.Format.MONEY
         and result.ending in (scoring.Ending.RESIGNED, scoring.Ending.TIMEOUT, scoring.Ending.SETTLED)
-    )
+    ) or (prize is not None and prizes.ends_the_prize(result))
     if session_over:
-        _finish_match(talk, table)
+        _finish_match(talk, table, result)
     ratings.record_result(talk, table, result, session_over)
+    prize = table.prize
+    if session_over and prize is not None:
+        # The last rows this transaction locks: the accounts, the house's last of all, which no
+        # other transaction then waits for while holding something this one needs.
+        credits.settle(talk, table, prize, result)
     _queue_review(talk, table, game, totals=session_over and table.score.games > 1)
     if session_over:
         return False
@@ -162,10 +168,15 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     return True
 
 
-def _finish_match(talk: Conversation, table: Table) -> None:
+def _finish_match(talk: Conversation, table: Table, last: scoring.Result) -> None:
+    """The end of the match, series or session (a prize game's escrow is paid out by the caller,
+    in this same transaction).  Whoever left a prize table (``$quit``, a timeout) loses it."""
     table.record.status = MatchStatus.FINISHED
     table.record.finished_at = utc_now()
-    talk.event(table, EventKind.MATCH_OVER, scoring.winner(table.score), points=list(table.score.points))
+    prize = table.prize
+    winner = scoring.winner(table.score) if prize is None else prizes.prize_winner(table.score, last)
+    left = None if prize is None else prizes.left_the_table(last)
+    talk.event(table, EventKind.MATCH_OVER, winner, points=list(table.score.points), left=left)
     games = table.finished_games(talk.session)
     names = (table.players[0].display_name, table.players[1].display_name)
     text = matfile.match_text(games, names)

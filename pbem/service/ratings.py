@@ -2,7 +2,9 @@
 
 A match (``match N``) changes the match ratings when it ends; a single game or a series of N
 games changes the casual ratings when it ends; money play changes them game by game, each
-game counting 1.  A draw or a tied series changes nothing, nor does a game against the
+game counting 1.  A prize game for credits changes only the prize ratings, when it ends (seed
+004: n is 5 for the match to 5, 4 for the series of 3 games, 2 for a single prize game), and
+who leaves the table loses it.  A draw or a tied series changes nothing, nor does a game against the
 Assistant or one invited ``unrated``.  The formula is :mod:`pbem.rules.rating`'s.
 """
 
@@ -13,7 +15,7 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from pbem.render.views import EventKind, Notice
-from pbem.rules import rating, scoring
+from pbem.rules import prizes, rating, scoring
 from pbem.service.assistant import is_assistant
 from pbem.service.conversation import Conversation
 from pbem.service.tables import Table
@@ -25,6 +27,7 @@ TOP = 10
 _COLUMNS = {
     rating.RatingKind.MATCH: ("rating_match", "experience_match"),
     rating.RatingKind.CASUAL: ("rating_casual", "experience_casual"),
+    rating.RatingKind.PRIZE: ("rating_prize", "experience_prize"),
 }
 
 
@@ -38,9 +41,12 @@ def record_result(talk: Conversation, table: Table, result: scoring.Result, matc
     Called for every game; ``match_over`` says whether it ended the match, series or session.
     """
     rules = table.score.rules
+    prize = table.prize
     if not is_rated(table):
         return
-    if rules.format is scoring.Format.MONEY:
+    if prize is not None and match_over:
+        winner = prizes.prize_winner(table.score, result)
+    elif rules.format is scoring.Format.MONEY:
         winner = result.winner
     elif match_over:
         winner = scoring.winner(table.score)
@@ -48,9 +54,10 @@ def record_result(talk: Conversation, table: Table, result: scoring.Result, matc
         return
     if winner is None:
         return
-    kind = rating.kind_of(rules)
+    kind = rating.RatingKind.PRIZE if prize is not None else rating.kind_of(rules)
+    n = prize.rating_weight() if prize is not None else rating.weight(rules)
     before = [rating_of(player, kind) for player in table.players]
-    won, lost = rating.rate(before[winner], before[1 - winner], rating.weight(rules))
+    won, lost = rating.rate(before[winner], before[1 - winner], n)
     after = [won, lost] if winner == 0 else [lost, won]
     for player, new in zip(table.players, after):
         rating_field, experience_field = _COLUMNS[kind]
@@ -84,6 +91,6 @@ def standings(session: Session, player: Player, kind: rating.RatingKind, top: in
 
 
 def list_ratings(talk: Conversation, table: Table | None) -> None:
-    """``ratings`` / ``rangliste``: both lists and the sender's places."""
+    """``ratings`` / ``rangliste``: the three lists and the sender's places."""
     lists = [standings(talk.session, talk.sender, kind) for kind in rating.RatingKind]
     talk.say_template(Notice.RATINGS_LIST, table, lists=lists)

@@ -16,6 +16,7 @@ from sqlmodel.sql.expression import SelectOfScalar
 from pbem.config import Config
 from pbem.rules import matfile
 from pbem.rules.game import Phase
+from pbem.rules.prizes import Prize, PrizeKind
 from pbem.rules.scoring import Format, MatchRules, Score
 from pbem.service import clocks
 from pbem.service.tables import Table
@@ -48,6 +49,15 @@ def format_name(rules: MatchRules) -> str:
     if rules.format is Format.MONEY:
         return f"money {rules.stake}" if rules.stake != 1 else "money"
     return "single"
+
+
+def prize_name(prize: Prize | None) -> str:
+    """What a prize game plays for, as the invitation wrote it (``, prize stake 2.50``)."""
+    if prize is None:
+        return ""
+    if prize.kind is PrizeKind.SINGLE:
+        return f", prize rate {prize.rate} limit {prize.limit}"
+    return f", prize stake {prize.stake}"
 
 
 @dataclass(frozen=True)
@@ -109,7 +119,8 @@ def games_rows(session: Session, config: Config,
         rows.append([
             str(table.id),
             f"{table.players[0].address} – {table.players[1].address}",
-            format_name(table.score.rules) + ("" if record.options.get("rated", True) else ", unrated"),
+            format_name(table.score.rules) + prize_name(table.prize)
+            + ("" if record.options.get("rated", True) else ", unrated"),
             "{}-{}".format(*table.score.points),
             table.status.value,
             table.players[acting].address if acting is not None else "-",
@@ -119,13 +130,15 @@ def games_rows(session: Session, config: Config,
 
 
 def players_rows(session: Session, now: datetime) -> list[list[str]]:
-    """One row per player: ratings and experience of both kinds, vacation days used this year."""
-    rows = [["id", "address", "name", "match rating", "exp", "casual rating", "exp", "vacation", "invitations"]]
+    """One row per player: ratings and experience of the three kinds, vacation days used this year."""
+    rows = [["id", "address", "name", "match rating", "exp", "casual rating", "exp", "prize rating", "exp", "vacation",
+             "invitations"]]
     for player in session.exec(select(Player).order_by(col(Player.id))).all():
         rows.append([
             str(player.id), player.address, player.name,
             f"{player.rating_match:.1f}", str(player.experience_match),
             f"{player.rating_casual:.1f}", str(player.experience_casual),
+            f"{player.rating_prize:.1f}", str(player.experience_prize),
             str(player.vacation_days.get(str(now.year), 0)),
             "refused" if player.refuses_invitations else "yes",
         ])

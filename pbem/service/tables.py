@@ -13,6 +13,7 @@ from sqlmodel import Session, col, select
 from pbem.mail.composing import MAX_REFERENCES
 from pbem.rules.game import Game
 from pbem.rules.notation import Colour, Numbering
+from pbem.rules.prizes import Prize
 from pbem.rules.scoring import Score
 from pbem.store.db import utc_now
 from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player, Seat
@@ -47,6 +48,12 @@ class Table:
     def id(self) -> int:
         assert self.record.id is not None
         return self.record.id
+
+    @property
+    def prize(self) -> Prize | None:
+        """What the match plays for in credits (``prize …`` at the invitation), or None."""
+        document = self.record.options.get("prize")
+        return None if document is None else Prize.from_dict(document)
 
     @property
     def status(self) -> MatchStatus:

@@ -24,7 +24,7 @@ from sqlmodel import Session, SQLModel, create_engine
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
 
-MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records")
+MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records", "pbem.store.ledger")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 HEAD_REVISION = "0011"
 ALEMBIC_VERSION_TABLE = "alembic_version"

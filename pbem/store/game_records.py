@@ -40,6 +40,7 @@ class Player(SQLModel, table=True):
         # whole table (``pbem.service.ratings.standings``).
         Index("ix_players_rating_match", "rating_match", "experience_match"),
         Index("ix_players_rating_casual", "rating_casual", "experience_casual"),
+        Index("ix_players_rating_prize", "rating_prize", "experience_prize"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -62,6 +63,9 @@ class Player(SQLModel, table=True):
     rating_casual: float = START_RATING
     """The rating for everything that is not a match: single games, series, money play."""
     experience_casual: int = 0
+    rating_prize: float = START_RATING
+    """The rating for prize play (seed 004's list: n is 5, 4 or 2 by the prize format)."""
+    experience_prize: int = 0
     vacation_until: datetime | None = Field(sa_type=UTCDateTime, default=None)
     """Their clocks stand still until then (``vacation N``)."""
     vacation_days: dict[str, int] = Field(sa_type=JSON, default_factory=dict)

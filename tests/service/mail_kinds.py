@@ -51,3 +51,36 @@ def play_every_kind(config, language: str, names: tuple[str, str] = ("Anna", "Be
     anna.write(words["help"])
     mails["help"] = anna.last
     return mails
+
+
+PRIZE_KINDS = ("prize_invitation", "prize_accepted", "prize_not_covered", "prize_running", "prize_over", "credits")
+
+_PRIZE_WORDS = {
+    "en": {"series": "invite ben@example.org prize games 3 stake 2.50",
+           "single": "invite ben@example.org prize single rate 2 limit 20", "credits": "credits"},
+    "de": {"series": "einladen ben@example.org preis spiele 3 einsatz 2,50",
+           "single": "einladen ben@example.org preis einzel satz 2 limit 20", "credits": "konto"},
+}
+
+
+def play_prize_kinds(config, language: str, names: tuple[str, str] = ("Anna", "Ben")) -> dict[str, EmailMessage]:
+    """Anna invites Ben to a prize series in ``language``, then to a single prize game her credits
+    no longer cover; every kind of mail about credits, by name (see PRIZE_KINDS).  ``config``
+    must grant 22 credits at the start (``[credits] start = 22``)."""
+    office = PostOffice(config, LoadedDice(seed=3))
+    anna, ben = Player(office, "anna@example.org", names[0]), Player(office, "ben@example.org", names[1])
+    words, common = _PRIZE_WORDS[language], _WORDS[language]
+    anna.write_confirmed(common["lang"], common["yes"])
+    ben.write_confirmed(common["lang"], common["yes"])
+    anna.write_confirmed(words["series"], common["yes"])
+    mails = {"prize_invitation": ben.last}
+    office.dice.load((3, 1))
+    ben.reply(common["accept"])
+    mails["prize_accepted"], mails["prize_running"] = ben.last, anna.last
+    anna.write_confirmed(words["single"], common["yes"])  # 22 - 2.50 < 20
+    mails["prize_not_covered"] = anna.last
+    anna.reply(common["quit"], to=mails["prize_running"])
+    mails["prize_over"] = ben.last
+    ben.write(words["credits"])
+    mails["credits"] = ben.last
+    return mails

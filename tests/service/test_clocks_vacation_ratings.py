@@ -301,5 +301,5 @@ def test_operator_commands_export_games_players(office, anna, ben, config_file, 
 
     assert main(["players", "--config", str(config_file)]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
-    assert rows[1][:8] == ["1", "anna@example.org", "Anna", "1517.3", "3", "1500.0", "0", "0"]
-    assert rows[2][:8] == ["2", "ben@example.org", "Ben", "1482.7", "3", "1500.0", "0", "0"]
+    assert rows[1][:10] == ["1", "anna@example.org", "Anna", "1517.3", "3", "1500.0", "0", "1500.0", "0", "0"]
+    assert rows[2][:10] == ["2", "ben@example.org", "Ben", "1482.7", "3", "1500.0", "0", "1500.0", "0", "0"]

@@ -7,8 +7,8 @@ from email.message import EmailMessage
 from html.parser import HTMLParser
 
 import pytest
-from mail_kinds import KINDS, play_every_kind
-from post_office import LoadedDice, Player, PostOffice, text_of, token_of
+from mail_kinds import KINDS, PRIZE_KINDS, play_every_kind, play_prize_kinds
+from post_office import LoadedDice, Player, PostOffice, prose_of, text_of, token_of
 
 ENGLISH = re.compile(r"\b(Hello|your|you|turn|Reply|pips|played|wins|Waiting|Match to|borne|Cube|dice|the|double "
                      r"offered|game over|Board)\b")
@@ -255,3 +255,51 @@ def test_the_kept_text_of_a_mail_is_the_text_part_it_was_sent_with(mails):
     for kind, message in mails[1].items():
         kept = _SENT_TEXTS.get(str(message["Message-ID"]))
         assert kept is not None and kept == text_of(message), kind
+
+
+@pytest.fixture(scope="module", params=["en", "de"])
+def prize_mails(request, tmp_path_factory) -> tuple[str, dict[str, EmailMessage]]:
+    from pbem.config import load_config
+
+    data = tmp_path_factory.mktemp("prizes") / "pbem-data"
+    data.mkdir()
+    config_file = data.parent / "pbem.toml"
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data}"\n'
+                           '[credits]\nstart = 22\n', encoding="utf-8")
+    return request.param, play_prize_kinds(load_config(config_file), request.param)
+
+
+def test_every_prize_mail_wraps_at_78_speaks_one_language_and_tells_the_money(prize_mails) -> None:
+    language, by_kind = prize_mails
+    assert set(by_kind) == set(PRIZE_KINDS)
+    assert {kind: long_lines(mail) for kind, mail in by_kind.items() if long_lines(mail)} == {}
+    assert_only(language, by_kind)
+    en = language == "en"
+    expected = {
+        "prize_invitation": "each player stakes 2.50 ℂ; the winner gets 4.50 ℂ" if en
+        else "jeder Spieler setzt 2,50 ℂ; der Gewinner bekommt 4,50 ℂ",
+        "prize_accepted": "5.00 ℂ at stake. Your balance now: 19.50 ℂ." if en
+        else "5,00 ℂ im Spiel. Ihr Kontostand jetzt: 19,50 ℂ.",
+        "prize_running": "at stake: 5.00 ℂ" if en else "im Spiel: 5,00 ℂ",
+        "prize_not_covered": "your balance is 19.50 ℂ, 0.50 ℂ is missing" if en
+        else "Ihr Kontostand ist 19,50 ℂ, es fehlen 0,50 ℂ",
+        "prize_over": "Prize: you get 4.50 ℂ; the house takes a fee of 0.50 ℂ. Your balance: 24.00 ℂ." if en
+        else "Preis: Sie bekommen 4,50 ℂ; das Haus nimmt eine Gebühr von 0,50 ℂ. Ihr Kontostand: 24,00 ℂ.",
+        "credits": "no purchase, no payout, no real money" if en
+        else "kein Kauf, keine Auszahlung, kein echtes Geld",
+    }
+    for kind, words in expected.items():
+        assert words in prose_of(by_kind[kind]), (kind, text_of(by_kind[kind]))
+        assert words in " ".join("".join(html_of(by_kind[kind]).text).split()), kind
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_prize_mails_with_long_names_wrap_too(language, data_dir) -> None:
+    from pbem.config import load_config
+
+    config_file = data_dir.parent / "prizes.toml"
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
+                           '[credits]\nstart = 22\n', encoding="utf-8")
+    by_kind = play_prize_kinds(load_config(config_file), language,
+                               ("Annaliese Mustermann-Schulze", "Bartholomäus Krüger-Wendland"))
+    assert {kind: long_lines(mail) for kind, mail in by_kind.items() if long_lines(mail)} == {}

@@ -3,7 +3,7 @@ of pglz, which spent 2 ms of the server's time on every answer with a picture.  
 on SQLite; rows already stored stay as they are until rewritten or pruned.
 
 Revision ID: 0011
-Revises: 0007
+Revises: 0009
 """
 
 from alembic import op
@@ -11,7 +11,7 @@ from alembic import op
 from pbem.store.mail_records import RAW_MAIL_TABLES, store_raw_mail_fast
 
 revision = "0011"
-down_revision = "0007"
+down_revision = "0009"
 
 
 def upgrade() -> None:
