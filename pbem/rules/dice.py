@@ -28,15 +28,24 @@ _UNBIASED_BELOW = 252
 
 
 class SeedError(ValueError):
-    """Not a seed: a seed is 32 bytes, written as 64 hexadecimal digits."""
+    """Not a seed (32 bytes, written as 64 hexadecimal digits) or not a commitment (64 digits)."""
 
 
 def seed_from_hex(text: str) -> bytes:
     """The seed written as 64 hex digits (either case, surrounding blanks ignored)."""
+    return bytes.fromhex(_hex64(text, "dice seed"))
+
+
+def commitment_from_hex(text: str) -> str:
+    """A commitment as written: 64 hex digits, in lowercase as :func:`commitment` writes them."""
+    return _hex64(text, "dice commitment")
+
+
+def _hex64(text: str, what: str) -> str:
     cleaned = text.strip().lower()
     if len(cleaned) != 2 * SEED_BYTES or any(digit not in "0123456789abcdef" for digit in cleaned):
-        raise SeedError(f"a dice seed is {2 * SEED_BYTES} hexadecimal digits, not {text.strip()[:80]!r}")
-    return bytes.fromhex(cleaned)
+        raise SeedError(f"a {what} is {2 * SEED_BYTES} hexadecimal digits, not {text.strip()[:80]!r}")
+    return cleaned
 
 
 def commitment(seed: bytes) -> str:
