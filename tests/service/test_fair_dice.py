@@ -191,7 +191,8 @@ def test_every_roll_of_a_single_game_and_a_match_comes_from_the_revealed_seed(co
 
 
 @pytest.mark.gnubg
-def test_every_roll_of_a_money_session_ended_by_quit_comes_from_the_revealed_seeds(config, tmp_path, capsys) -> None:
+def test_every_roll_of_a_money_session_ended_by_quit_comes_from_the_revealed_seeds(config, config_file, tmp_path,
+                                                                                    capsys) -> None:
     office = PostOffice(config)
     anna = Player(office, "anna@example.org", "Anna")
     ben = Player(office, "ben@example.org", "Ben")
@@ -220,6 +221,11 @@ def test_every_roll_of_a_money_session_ended_by_quit_comes_from_the_revealed_see
     seed_options = [word for seed in seeds for word in ("--seed", seed)]
     assert main(["verify-dice", *seed_options, str(mat_file)]) == 0
     assert main(["verify-dice", "--seed", seeds[1], "--seed", seeds[0], str(mat_file)]) == 1, "seeds swapped"
+    # The operator's check from the database: the match's .mat and its kept seeds.
+    capsys.readouterr()
+    assert main(["verify-dice", "--config", str(config_file), "--match", str(match_id)]) == 0
+    assert "game 2: all" in capsys.readouterr().out
+    assert main(["verify-dice", "--config", str(config_file), "--match", str(match_id + 1)]) == 2
 
     lines = mat.splitlines()
     index = next(i for i, line in enumerate(lines) if re.match(r"\s+3\) ", line) and re.search(r"\b\d\d:", line))
