@@ -18,7 +18,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from post_office import (Player, PostOffice, attachment, finished_games, invite_and_accept, recipient, text_of)
+from post_office import (LoadedDice, Player, PostOffice, attachment, finished_games, invite_and_accept, recipient, text_of)
 from sqlmodel import Session, select
 
 from pbem.cli import main
@@ -104,9 +104,10 @@ def assert_no_running_seed(office: PostOffice, match_id: int, mails: list[EmailM
             assert running.dice_seed not in everything_in(mail), "the seed of a running game was mailed"
 
 
-def check_dice_of_the_match(office: PostOffice, players: tuple[Player, Player], match_id: int,
+def check_dice_of_the_match(office: PostOffice, players: tuple[Player, ...], match_id: int,
                             tmp_path: Path) -> list[str]:
-    """Every roll of every game of the match from its revealed seed; returns the seeds."""
+    """Every roll of every game of the match from its revealed seed, and the mails of
+    ``players`` (not the Assistant); returns the seeds."""
     games = finished_games(office, match_id)
     for player in players:
         commitments = [found for mail in player.inbox for found in COMMITMENT.findall(text_of(mail))]
@@ -191,6 +192,23 @@ def test_every_roll_of_a_single_game_and_a_match_comes_from_the_revealed_seed(co
 
 
 @pytest.mark.gnubg
+def test_the_assistants_rolls_come_from_the_same_seed(config, tmp_path) -> None:
+    office = PostOffice(config)
+    anna = Player(office, "anna@example.org", "Anna")
+    anna.write("play assistant")
+    match_id = office.table().id
+    for _ in range(1500):
+        if office.table(match_id).status is MatchStatus.FINISHED:
+            break
+        assert_no_running_seed(office, match_id, [anna.last])
+        anna.reply(answer(anna, 0, anna.last))
+    game = finished_games(office, match_id)[0]
+    assert {action.seat for action in game.record if action.kind is ActionKind.ROLL} == {0, 1}
+    check_dice_of_the_match(office, (anna,), match_id, tmp_path)
+    assert main(["verify-dice", *map(str, save(anna.inbox, tmp_path / "anna"))]) == 0
+
+
+@pytest.mark.gnubg
 def test_every_roll_of_a_money_session_ended_by_quit_comes_from_the_revealed_seeds(config, config_file, tmp_path,
                                                                                     capsys) -> None:
     office = PostOffice(config)
@@ -256,3 +274,17 @@ def test_verify_dice_refuses_what_it_cannot_check(tmp_path, capsys) -> None:
     assert "neither a mail nor a .mat file" in capsys.readouterr().err
     assert main(["verify-dice", "--seed", "00" * 32, str(tmp_path / "missing.mat")]) == 2
 
+
+
+def test_with_copies_off_the_mail_that_starts_a_game_still_brings_its_commitment(config) -> None:
+    office = PostOffice(config, LoadedDice(script=[(3, 1)]))  # Anna starts: Ben's accept is no turn of his
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    ben.write_confirmed("copies off")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+    record = office.table(match_id).record
+    assert record.dice_seed is not None and record.dice_rolls == 1
+    commitment = hashlib.sha256(bytes.fromhex(record.dice_seed)).hexdigest()
+    for player in (anna, ben):
+        assert COMMITMENT.findall(text_of(player.last)) == [commitment]
+        assert "Game 1 begins" in text_of(player.last)
