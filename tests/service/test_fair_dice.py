@@ -160,16 +160,16 @@ def save(mails: list[EmailMessage], folder: Path) -> list[Path]:
 
 
 @pytest.mark.gnubg
-@pytest.mark.parametrize("invitation", ["invite ben@example.org", "invite ben@example.org match 2"])
-def test_every_roll_of_a_single_game_and_a_match_comes_from_the_revealed_seed(config, tmp_path, invitation,
-                                                                               caplog) -> None:
+def test_every_roll_of_a_match_comes_from_the_revealed_seeds_across_a_restart(config, tmp_path, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     office = PostOffice(config)  # the service's own dice
     anna = Player(office, "anna@example.org", "Anna")
     ben = Player(office, "ben@example.org", "Ben")
-    match_id = invite_and_accept(office, anna, ben, invitation)
+    for player in (anna, ben):  # the service rolls for them: half the mails, the same dice
+        player.write_confirmed("autoroll on")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org match 2")
     assert_no_running_seed(office, match_id, anna.inbox + ben.inbox)
-    play_on(office, (anna, ben), match_id, steps=60)
+    play_on(office, (anna, ben), match_id, steps=20)
     # A restart in the middle of the game: a new service on the same database rolls on.
     restarted = PostOffice(config)
     restarted.seen, restarted.players = office.seen, [anna, ben]  # the mails already delivered stay so
@@ -192,7 +192,8 @@ def test_every_roll_of_a_single_game_and_a_match_comes_from_the_revealed_seed(co
 
 
 @pytest.mark.gnubg
-def test_the_assistants_rolls_come_from_the_same_seed(config, tmp_path) -> None:
+def test_every_roll_of_a_single_game_against_the_assistant_comes_from_the_revealed_seed(config, tmp_path) -> None:
+    """The Assistant's rolls come from the game's seed like everybody's."""
     office = PostOffice(config)
     anna = Player(office, "anna@example.org", "Anna")
     anna.write("play assistant")
@@ -214,6 +215,8 @@ def test_every_roll_of_a_money_session_ended_by_quit_comes_from_the_revealed_see
     office = PostOffice(config)
     anna = Player(office, "anna@example.org", "Anna")
     ben = Player(office, "ben@example.org", "Ben")
+    for player in (anna, ben):  # the service rolls for them: half the mails, the same dice
+        player.write_confirmed("autoroll on")
     match_id = invite_and_accept(office, anna, ben, "invite ben@example.org money")
     play_on(office, (anna, ben), match_id, until_game=2)
     play_on(office, (anna, ben), match_id, steps=6)
