@@ -23,7 +23,7 @@ from sqlmodel import Session, select
 
 from pbem.cli import main
 from pbem.rules.game import ActionKind
-from pbem.store.game_records import FinishedGame, MatchStatus
+from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus
 
 GNUBG = shutil.which("gnubg", path="/usr/games:/usr/bin:/usr/local/bin")
 COMMITMENT = re.compile(r"^Dice commitment: ([0-9a-f]{64})$", re.MULTILINE)
@@ -291,3 +291,28 @@ def test_with_copies_off_the_mail_that_starts_a_game_still_brings_its_commitment
     for player in (anna, ben):
         assert COMMITMENT.findall(text_of(player.last)) == [commitment]
         assert "Game 1 begins" in text_of(player.last)
+
+
+def test_a_game_begun_before_dice_seeds_rolls_on_and_reveals_no_seed(config, config_file, capsys) -> None:
+    """A game running when the database was upgraded to 0008 has no seed: it rolls from the OS
+    generator as before, and its end shows no seed it could not prove."""
+    office = PostOffice(config)
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+    with Session(office.engine) as session:
+        record = session.get(MatchRecord, match_id)
+        assert record is not None
+        record.dice_seed = None
+        session.add(record)
+        session.commit()
+    play_on(office, (anna, ben), match_id, steps=6)
+    assert office.table(match_id).record.dice_rolls > 1  # counted all the same
+    table = office.table(match_id)
+    assert table.game is not None and table.game.to_act is not None
+    quitter = (anna, ben)[table.game.to_act]
+    quitter.reply("$quit", to=quitter.last_of(table.token(table.game.to_act)))
+    assert office.table(match_id).status is MatchStatus.FINISHED
+    assert "game over" in str(anna.last["Subject"]) and not SEED.search(text_of(anna.last))
+    assert main(["verify-dice", "--config", str(config_file), "--match", str(match_id)]) == 2
+    assert "began before dice seeds were kept" in capsys.readouterr().err
