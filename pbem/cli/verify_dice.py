@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pbem.cli.loading import UsageError, config_of, database_of
+from pbem.mail.composing import parse_game_message_id
 from pbem.rules import dice as fair_dice
 from pbem.rules.matfile import read_rolls
 
@@ -81,26 +82,33 @@ def _from_database(evidence: Evidence, args: argparse.Namespace) -> None:
 def gather(files: list[Path], seeds: list[str], commitments: list[str]) -> Evidence:
     evidence = Evidence(commitments=[fair_dice.commitment_from_hex(text) for text in commitments],
                         seeds=[fair_dice.seed_from_hex(text) for text in seeds])
-    mails: list[tuple[float, int, EmailMessage]] = []
+    mails: list[tuple[tuple[float, int, int, int], EmailMessage]] = []
     for index, path in enumerate(files):
         raw = path.read_bytes()
         if _HEADER_LINE.match(raw):
             mail = message_from_bytes(raw, policy=default_policy)
             assert isinstance(mail, EmailMessage)
-            mails.append((_sent_at(mail), index, mail))
+            mails.append((_order(mail, index), mail))
         else:
             _add_mat(evidence, raw.decode("utf-8", errors="replace"), path.name)
-    for _, _, mail in sorted(mails, key=lambda found: found[:2]):
+    for _, mail in sorted(mails, key=lambda found: found[0]):
         _read_mail(evidence, mail)
+    # Both players' copies of a mail, or a seed also given by --seed, count once: every game has
+    # a seed of its own.
+    evidence.seeds = list(dict.fromkeys(evidence.seeds))
+    evidence.commitments = list(dict.fromkeys(evidence.commitments))
     return evidence
 
 
-def _sent_at(mail: EmailMessage) -> float:
-    """The mail's Date as a timestamp (the order of the games); an unreadable Date sorts first."""
+def _order(mail: EmailMessage, index: int) -> tuple[float, int, int, int]:
+    """When the mail was sent: its Date (seconds), then the game number and turn its
+    Message-ID carries (two mails of one second), then the order the files were given in."""
     try:
-        return parsedate_to_datetime(str(mail["Date"])).timestamp()
+        sent = parsedate_to_datetime(str(mail["Date"])).timestamp()
     except (TypeError, ValueError):
-        return float("-inf")
+        sent = float("-inf")
+    stamp = parse_game_message_id(str(mail["Message-ID"] or "").strip())
+    return (sent, stamp.game_number if stamp else 0, stamp.turn if stamp else 0, index)
 
 
 def _read_mail(evidence: Evidence, mail: EmailMessage) -> None:

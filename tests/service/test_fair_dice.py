@@ -187,7 +187,8 @@ def test_every_roll_of_a_match_comes_from_the_revealed_seeds_across_a_restart(co
     log_text = "\n".join(record.getMessage() for record in caplog.records)
     assert not any(seed in log_text for seed in seeds)
 
-    files = save(anna.inbox, tmp_path / "anna")
+    # Both players' mails together: each seed and commitment counts once.
+    files = save(anna.inbox, tmp_path / "anna") + save(ben.inbox, tmp_path / "ben")
     assert main(["verify-dice", *map(str, files)]) == 0
 
 
