@@ -85,6 +85,8 @@ def gather(files: list[Path], seeds: list[str], commitments: list[str]) -> Evide
     mails: list[tuple[tuple[float, int, int, int], EmailMessage]] = []
     for index, path in enumerate(files):
         raw = path.read_bytes()
+        if raw.startswith(b"From "):  # a mail saved in mbox form: its envelope line first
+            raw = raw.partition(b"\n")[2]
         if _HEADER_LINE.match(raw):
             mail = message_from_bytes(raw, policy=default_policy)
             assert isinstance(mail, EmailMessage)
@@ -183,7 +185,9 @@ def _check_game(number: int, seed: bytes, written: list[fair_dice.WrittenRoll], 
             shown = f"roll {check.number} is {_dice(check.written.dice)} in the file"
             derived = _dice(check.derived)
         print(f"game {number}: {shown}, but seed {number} gives {derived}: MISMATCH", file=out)
-    if checks and not wrong:
+    if not checks:
+        print(f"game {number}: no rolls in the file", file=out)
+    elif not wrong:
         ties = checks[0].number
         again = f"; {ties} tied opening roll(s) were rolled again" if ties else ""
         print(f"game {number}: all {len(checks)} rolls match seed {number} (rolls 0 to {checks[-1].number}{again})",
