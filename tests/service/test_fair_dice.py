@@ -317,3 +317,17 @@ def test_a_game_begun_before_dice_seeds_rolls_on_and_reveals_no_seed(config, con
     assert "game over" in str(anna.last["Subject"]) and not SEED.search(text_of(anna.last))
     assert main(["verify-dice", "--config", str(config_file), "--match", str(match_id)]) == 2
     assert "began before dice seeds were kept" in capsys.readouterr().err
+
+
+def test_a_tied_opening_roll_is_rolled_again_with_the_next_number(config, monkeypatch) -> None:
+    tied = next(seed for seed in (bytes([n]) * 32 for n in range(256))
+                if issue_roll(seed, 0)[0] == issue_roll(seed, 0)[1])
+    ties, (opening, *_) = issue_rolls(tied, 1)
+    monkeypatch.setattr("pbem.service.play.new_seed", lambda: tied)
+    office = PostOffice(config)
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+    record = office.table(match_id).record
+    assert ties >= 1 and record.dice_seed == tied.hex() and record.dice_rolls == ties + 1
+    assert f"Opening roll: Anna {opening[0]}, Ben {opening[1]};" in text_of(anna.last)
