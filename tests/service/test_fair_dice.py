@@ -18,7 +18,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from post_office import (LoadedDice, Player, PostOffice, attachment, finished_games, invite_and_accept, recipient, text_of)
+from post_office import LoadedDice, Player, PostOffice, attachment, finished_games, invite_and_accept, text_of
 from sqlmodel import Session, select
 
 from pbem.cli import main
