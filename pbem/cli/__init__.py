@@ -99,6 +99,18 @@ def _parser() -> argparse.ArgumentParser:
     games.add_argument("--before", type=int, metavar="ID",
                        help="only matches with a lower id: the next page, which the last line names")
 
+    verify = command("verify-dice", "verify_dice", "verify_dice",
+                     "check that every roll of a game came from its revealed seed, and the seed from its "
+                     "commitment")
+    verify.add_argument("files", nargs="*", type=Path, metavar="FILE",
+                        help="saved mails of the game (.eml) and/or its .mat file")
+    verify.add_argument("--seed", action="append", metavar="HEX",
+                        help="a game's dice seed (64 hex digits); once per game, in the order of the games")
+    verify.add_argument("--commitment", action="append", metavar="HEX",
+                        help="a dice commitment from the first mail of a game")
+    verify.add_argument("--match", type=int, metavar="ID",
+                        help="the match's .mat and revealed seeds from the database (see pbem games)")
+
     database = commands.add_parser("db", help="the database's schema: status, upgrade")
     database_commands = database.add_subparsers(title="db commands", metavar="COMMAND", required=True)
     for name, text in (("status", "the schema revision of the database and of this program; exit 1 if out of date"),

@@ -171,15 +171,19 @@ MAX_LINE = 78
 WRAP_WIDTH = 72
 _TABLE_ROW = re.compile(r"( +\S.{0,40}?  +)\S")
 """An indented row of a table (the help's commands): the second column starts after a gap."""
+_LABELLED_VALUE = re.compile(r"[A-Z][A-Za-z ]{0,30}: \S+")
+"""A label and one value to copy, like ``Dice commitment: <64 hex digits>`` (81 characters, its
+form fixed by SPEC §6): kept on one line, since the value belongs with its label."""
 
 
 def wrap_prose(text: str) -> str:
     """Every line longer than MAX_LINE wrapped at WRAP_WIDTH with ``textwrap``, its continuation
-    lines indented like it (a table row's: under its second column); shorter lines (the board, the identifiers, command examples) stay as
-    they are.  A word longer than a line (an address, a link) is never broken."""
+    lines indented like it (a table row's: under its second column); shorter lines (the board, the
+    identifiers, command examples) stay as they are, and so does a label with its one value.  A
+    word longer than a line (an address, a link) is never broken."""
     lines = []
     for line in text.split("\n"):
-        if len(line) <= MAX_LINE:
+        if len(line) <= MAX_LINE or _LABELLED_VALUE.fullmatch(line):
             lines.append(line)
             continue
         column = _TABLE_ROW.match(line)  # "  command   what it does": continue under what it does

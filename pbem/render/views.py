@@ -71,6 +71,8 @@ class EventKind(StrEnum):
     ACCEPTED = "accepted"
     DECLINED = "declined"
     GAME_STARTED = "game_started"
+    DICE_COMMITTED = "dice_committed"
+    DICE_REVEALED = "dice_revealed"
     ROLLED = "rolled"
     CANNOT_MOVE = "cannot_move"
     MOVED = "moved"

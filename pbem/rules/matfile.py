@@ -28,12 +28,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from pbem.rules.dice import WrittenRoll
 from pbem.rules.game import ActionKind, Game
 from pbem.rules.moves import Play, apply_step
 from pbem.rules.position import Position
 from pbem.rules.scoring import Ending, Format
 
 _LEFT_WIDTH = 28  # "%3d) %-27s " in gnubg: the right column starts at character 33
+_RIGHT_COLUMN = 5 + _LEFT_WIDTH
+_GAME_LINE = re.compile(r"^\s*Game\s+\d+\s*$")
+_MOVE_LINE = re.compile(r"^\s*\d+\)")
+_ROLL = re.compile(r"(?<!\S)([1-6])([1-6]):")
 _WINS_INDENT = ("      ", " " * 34)
 
 
@@ -134,3 +139,26 @@ def _wins_text(game: Game) -> str | None:
     plural = "s" if result.points != 1 else ""
     suffix = " and the match" if wins_match else ""
     return f"Wins {result.points} point{plural}{suffix}"
+
+
+def read_rolls(text: str) -> list[list[WrittenRoll]]:
+    """The rolls of each game of a ``.mat`` text, in order: who rolled and the dice as written.
+
+    A line's two rolls are seat 0's and seat 1's; a line with one roll has it in seat 0's column
+    when it starts before the right column (character 33), as gnubg's export and
+    :func:`match_text` write.  A roll before ``Game 1`` is an error (not a ``.mat`` file).
+    """
+    games: list[list[WrittenRoll]] = []
+    for line in text.splitlines():
+        if _GAME_LINE.match(line):
+            games.append([])
+            continue
+        if not _MOVE_LINE.match(line):
+            continue
+        found = list(_ROLL.finditer(line))
+        if found and not games:
+            raise ValueError("a roll before the first 'Game' line: not a .mat file")
+        for index, roll in enumerate(found):
+            seat = index if len(found) == 2 else int(roll.start() >= _RIGHT_COLUMN)
+            games[-1].append(WrittenRoll(seat, (int(roll.group(1)), int(roll.group(2)))))
+    return games

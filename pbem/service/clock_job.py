@@ -27,7 +27,7 @@ from pbem.rules import game as rules
 from pbem.rules.clock import Alarm, due_alarm, next_alarm_at, time_left
 from pbem.service import clocks, play
 from pbem.service.conversation import Conversation, last_mail_of
-from pbem.service.dice import SECURE_DICE, DiceRoller
+from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
 from pbem.service.tables import Table, locked_match
 from pbem.store.db import make_engine, session_scope, utc_now
@@ -44,7 +44,7 @@ def due_matches_query(now: datetime) -> SelectOfScalar[int | None]:
             .order_by(col(MatchRecord.deadline_at)))
 
 
-def check_clocks(engine: Engine, config: Config, now: datetime, dice: DiceRoller = SECURE_DICE) -> int:
+def check_clocks(engine: Engine, config: Config, now: datetime, dice: DiceRoller = SEEDED_DICE) -> int:
     """Give every alarm due at ``now``; returns how many matches had one."""
     with session_scope(engine) as session:
         due = [match_id for match_id in session.exec(due_matches_query(now)).all() if match_id is not None]

@@ -79,6 +79,9 @@ ERRORS_WITHOUT_HELP = frozenset((
 the short help (how to write moves, roll or double, take or drop) does not follow them."""
 
 
+_DICE_PROOF = (EventKind.DICE_COMMITTED, EventKind.DICE_REVEALED)
+
+
 @dataclass
 class Conversation:
     session: Session
@@ -195,10 +198,11 @@ class Conversation:
 
     def _only_a_copy(self, news: News, seat: int) -> bool:
         """The sender's letter would only repeat what they did (``copies off``, or a form of the
-        web board): nothing for them
-        alone, no error, the game running and not their turn; it is left out."""
+        web board): nothing for them alone, no error, no game begun or ended (the dice commitment
+        and seed reach both players), the game running and not their turn; it is left out."""
         game = news.table.game
         return ((not self.sender.copies or self.on_page) and not news.for_sender and news.table.id not in self.erred
+                and not any(event.kind in _DICE_PROOF for event in news.events)
                 and news.table.status is MatchStatus.RUNNING and game is not None
                 and game.phase is not game_rules.Phase.OVER and game.to_act not in (None, seat))
 

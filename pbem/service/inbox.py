@@ -39,7 +39,7 @@ from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, Unre
 from pbem.render.views import Notice
 from pbem.service import account, clocks, invitations, play
 from pbem.service.conversation import Answering, Conversation
-from pbem.service.dice import SECURE_DICE, DiceRoller
+from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import utc_now
 from pbem.store.game_records import AccountConfirmation, MatchStatus, Player, Seat
@@ -92,7 +92,7 @@ _TOKEN_WORD = re.compile(rf"(?<![a-z0-9]){TOKEN_PATTERN}(?![a-z0-9])")
 
 def handle_mail(
     session: Session, raw: bytes, inbound: InboundMail, config: Config,
-    dice: DiceRoller = SECURE_DICE, now: datetime | None = None,
+    dice: DiceRoller = SEEDED_DICE, now: datetime | None = None,
 ) -> None:
     """Apply one mail; see the module docstring."""
     try:

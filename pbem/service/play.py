@@ -14,12 +14,14 @@ from pbem.mail.composing import Attachment
 from pbem.render.views import EventKind, Notice
 from pbem.rules import game as rules
 from pbem.rules import cube as cube_rules
+from pbem.rules import dice as fair_dice
 from pbem.rules import matfile, prizes, scoring
 from pbem.rules.moves import IllegalPlay
 from pbem.rules.notation import Colour, NotationError, parse_play
 from pbem.rules.scoring import WinKind
 from pbem.service import assistant, credits, ratings
 from pbem.service.conversation import Conversation, play_texts
+from pbem.service.dice import new_seed
 from pbem.service.tables import Table
 from pbem.store.db import utc_now
 from pbem.store.game_records import FinishedGame, MatchStatus, ReviewJob
@@ -95,10 +97,18 @@ def _apply(talk: Conversation, table: Table, seat: int, game: rules.Game, comman
 
 
 def _roll(talk: Conversation, table: Table, game: rules.Game, seat: int) -> rules.Game:
-    dice = talk.dice.roll()
+    dice = _next_dice(talk, table)
     after = rules.roll(game, seat, dice)
+    table.record.dice_rolls += 1  # only a roll the rules took counts: a refused one is no roll
     talk.event(table, EventKind.CANNOT_MOVE if after.turn_was_passed else EventKind.ROLLED, seat, dice=list(dice))
     return after
+
+
+def _next_dice(talk: Conversation, table: Table) -> rules.Dice:
+    """The game's next roll, number ``dice_rolls`` of its seed; the caller counts it once the
+    rules have taken it (in this transaction, under the match's lock, so that every daemon and
+    every restart goes on with the next number)."""
+    return talk.dice.roll(table.dice_seed, table.record.dice_rolls)
 
 
 def advance(talk: Conversation, table: Table) -> None:
@@ -145,7 +155,11 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     else:
         talk.event(table, EventKind.GAME_WON, result.winner, kind=int(result.kind or 1), points=result.points,
                    ending=result.ending.value)
-    talk.session.add(FinishedGame(match_id=table.id, number=table.record.game_number, game=game.to_dict()))
+    if table.record.dice_seed is not None:
+        talk.event(table, EventKind.DICE_REVEALED, None, number=table.record.game_number,
+                   seed=table.record.dice_seed)
+    talk.session.add(FinishedGame(match_id=table.id, number=table.record.game_number, game=game.to_dict(),
+                                  dice_seed=table.record.dice_seed))
     talk.session.flush()
     table.score = scoring.add_result(table.score, result)
     prize = table.prize
@@ -200,13 +214,19 @@ def _queue_review(talk: Conversation, table: Table, game: rules.Game, totals: bo
 
 
 def start_game(talk: Conversation, table: Table) -> None:
-    """The next game's opening roll (ties are rolled again) and its first automatic steps."""
+    """The next game: its dice seed, drawn now and committed to in the mails this starts, and
+    its opening roll (ties are rolled again, each re-roll a roll of its own)."""
     table.record.game_number += 1
+    seed = new_seed()
+    table.record.dice_seed, table.record.dice_rolls = seed.hex(), 0
     while True:
-        opening = talk.dice.roll()
+        opening = _next_dice(talk, table)
+        table.record.dice_rolls += 1
         game = rules.new_game(table.score, opening)
         if game is not None:
             break
     table.game = game
     talk.event(table, EventKind.GAME_STARTED, game.seat, number=table.record.game_number, opening=list(opening),
                crawford=game.crawford)
+    talk.event(table, EventKind.DICE_COMMITTED, None, number=table.record.game_number,
+               commitment=fair_dice.commitment(seed))

@@ -21,7 +21,7 @@ from pbem.rules.scoring import Format, MatchRules, Score
 from pbem.service import clocks
 from pbem.service.tables import Table
 from pbem.store.db import head_revision, schema_revision
-from pbem.store.game_records import MatchRecord, MatchStatus, Player, ReviewJob, Seat
+from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player, ReviewJob, Seat
 from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 EXIT_NEEDS_OPERATOR = 1
@@ -39,6 +39,13 @@ def match_file(session: Session, match_id: int) -> str | None:
     if table.game is not None and table.game.phase is not Phase.OVER:
         games.append(table.game)
     return matfile.match_text(games, (table.players[0].display_name, table.players[1].display_name))
+
+
+def revealed_seeds(session: Session, match_id: int) -> list[str | None]:
+    """The dice seeds of a match's finished games, in order (None: a game begun before seeds);
+    the game in progress keeps its seed secret."""
+    return list(session.exec(select(FinishedGame.dice_seed).where(FinishedGame.match_id == match_id)
+                             .order_by(col(FinishedGame.number))).all())
 
 
 def format_name(rules: MatchRules) -> str:

@@ -46,7 +46,7 @@ from pbem.render.views import EventKind
 from pbem.rules.game import Game
 from pbem.service.assistant import is_assistant
 from pbem.service.conversation import Conversation, last_mail_of
-from pbem.service.dice import SECURE_DICE
+from pbem.service.dice import SEEDED_DICE
 from pbem.service.inbox import send_letters
 from pbem.service.tables import Table
 from pbem.store.db import make_engine, session_scope, utc_now
@@ -187,7 +187,7 @@ def finish(engine: Engine, config: Config, job_id: int, result: dict[str, Any], 
         record = session.exec(select(MatchRecord).where(MatchRecord.id == job.match_id).with_for_update()).one()
         table = Table.load(session, record)
         seat = next(seat for seat in (0, 1) if not is_assistant(table.players[seat]))
-        talk = Conversation(session, config, table.players[seat], last_mail_of(table, seat), SECURE_DICE, now)
+        talk = Conversation(session, config, table.players[seat], last_mail_of(table, seat), SEEDED_DICE, now)
         if any(player["decisions"] for player in result["players"]):  # an empty review is left out
             talk.event(table, EventKind.GAME_REVIEW, None, number=job.game_number, **result)
         if job.totals and len(reviews) > 1:

@@ -56,6 +56,12 @@ class Table:
         return None if document is None else Prize.from_dict(document)
 
     @property
+    def dice_seed(self) -> bytes | None:
+        """The secret seed of the current game's dice (None: a game begun before seeds)."""
+        seed = self.record.dice_seed
+        return None if seed is None else bytes.fromhex(seed)
+
+    @property
     def status(self) -> MatchStatus:
         return MatchStatus(self.record.status)
 

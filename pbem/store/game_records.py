@@ -118,6 +118,13 @@ class MatchRecord(SQLModel, table=True):
     deadline_at: datetime | None = Field(sa_type=UTCDateTime, default=None, index=True)
     """The next alarm of the running clock; None unless running, so the clock job's indexed
     range scan never sees finished matches."""
+    dice_seed: str | None = Field(sa_type=Text, default=None)
+    """The secret seed of the current game's dice (``pbem.rules.dice``), 64 hex digits: drawn
+    when the game starts, shown to nobody until it is over.  None for a game begun before
+    schema 0008, whose dice came straight from the OS generator."""
+    dice_rolls: int = 0
+    """How many rolls the current game has taken from its seed: the next roll's number k.
+    Counted up in the transaction that records the roll, under the match's lock."""
 
 
 class Seat(SQLModel, table=True):
@@ -149,6 +156,9 @@ class FinishedGame(SQLModel, table=True):
     number: int
     game: dict[str, Any] = Field(sa_type=JSON)
     finished_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+    dice_seed: str | None = Field(sa_type=Text, default=None)
+    """The game's dice seed, revealed by its game-over mail and kept here for good (mails are
+    pruned, this row is not); None for a game begun before schema 0008."""
 
 
 class AccountConfirmation(SQLModel, table=True):

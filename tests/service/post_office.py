@@ -66,7 +66,9 @@ def token_of(message: EmailMessage) -> str | None:
 
 
 class LoadedDice:
-    """Reproducible dice: first the scripted rolls, then a seeded generator."""
+    """Reproducible dice: first the scripted rolls, then a seeded generator; the game's dice seed
+    is ignored (the service's own dice, :data:`pbem.service.dice.SEEDED_DICE`, are used by a
+    :class:`PostOffice` without loaded dice)."""
 
     def __init__(self, seed: int = 0, script: Iterable[Dice] = ()) -> None:
         self.random = random.Random(seed)
@@ -76,7 +78,7 @@ class LoadedDice:
         """The next rolls, in order (an opening roll is (inviter's die, invited's die))."""
         self.script.extend(rolls)
 
-    def roll(self) -> Dice:
+    def roll(self, seed: bytes | None = None, number: int = 0) -> Dice:
         if self.script:
             return self.script.pop(0)
         return self.random.randint(1, 6), self.random.randint(1, 6)

@@ -156,6 +156,8 @@ def test_a_timeout_in_a_single_game_is_scored_like_quit(office, anna, ben):
     assert table.status is MatchStatus.FINISHED and table.score.points == (3, 0)
     assert table.game is not None and table.game.result is not None
     assert table.game.result.ending.value == "timeout"
+    for player in (anna, ben):  # a game lost on time reveals its dice seed too
+        assert f"Dice seed: {table.record.dice_seed}" in text_of(player.last)
 
 
 def test_a_rematch_keeps_the_clocks_and_rating_of_the_invitation(office, anna, ben):

@@ -2,14 +2,14 @@
 rating list of every player.
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0007"
+down_revision = "0008"
 
 
 def upgrade() -> None:
