@@ -38,7 +38,7 @@ from pbem.rules.position import Position
 from pbem.rules.scoring import WinKind
 from pbem.service import play
 from pbem.service.conversation import Conversation, game_view, last_mail_of, play_texts
-from pbem.service.dice import SECURE_DICE, DiceRoller
+from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import session_scope, utc_now
@@ -47,7 +47,7 @@ from pbem.store.game_records import MatchStatus
 class WebBoard:
     """The service behind the web app (:class:`pbem.web.app.BoardService`)."""
 
-    def __init__(self, config: Config, engine: Engine, dice: DiceRoller = SECURE_DICE,
+    def __init__(self, config: Config, engine: Engine, dice: DiceRoller = SEEDED_DICE,
                  clock: Callable[[], datetime] = utc_now) -> None:
         self.config = config
         self.engine = engine

@@ -235,7 +235,7 @@ def test_two_daemons_accepting_at_once_never_spend_the_same_credits_twice(data_d
 
     from pbem.service import invitations
     from pbem.service.conversation import Answering, Conversation
-    from pbem.service.dice import SECURE_DICE
+    from pbem.service.dice import SEEDED_DICE
     from pbem.service.tables import Table, locked_match
     from pbem.store.db import session_scope, utc_now
 
@@ -257,7 +257,7 @@ def test_two_daemons_accepting_at_once_never_spend_the_same_credits_twice(data_d
             barrier.wait(timeout=30)
             with session_scope(office.engine) as session:
                 table = Table.load(session, locked_match(session, match_id))
-                talk = Conversation(session, config, table.players[1], Answering(None), SECURE_DICE, utc_now())
+                talk = Conversation(session, config, table.players[1], Answering(None), SEEDED_DICE, utc_now())
                 invitations.accept(talk, table, 1)
                 table.save(session)
         except BaseException as problem:  # noqa: BLE001 - reported below
