@@ -273,18 +273,28 @@ def _dice(image: Image.Image, dice: tuple[int, int], colour: Colour, right: bool
         image.paste(sprite, (x, MIDDLE - _DIE // 2), sprite)
 
 
-def _cube(image: Image.Image, draw: ImageDraw.ImageDraw, view: BoardView, home_on_top: bool) -> None:
-    """The cube in the left column: at its owner's edge, in the middle while nobody owns it; an
-    offered cube at twice its value, ringed in amber, at the edge of the player to take it."""
-    size = 34
-    holder, value = cube_holder(view), shown_cube_value(view)
+CUBE = 34
+"""The cube's side."""
+
+
+def cube_corner(view: BoardView, home_on_top: bool) -> tuple[int, int]:
+    """The top left corner of the cube in the left column: at its owner's edge, in the middle
+    while nobody owns it (the picture and the web page's SVG put it at the same place)."""
+    holder = cube_holder(view)
     if holder is None:
-        y = MIDDLE - size // 2
+        y = MIDDLE - CUBE // 2
     elif (holder is Who.VIEWER) == home_on_top:
         y = TOP_EDGE + 2
     else:
-        y = BOTTOM_EDGE - size - 2
-    x = (SIDE_W - size) // 2
+        y = BOTTOM_EDGE - CUBE - 2
+    return (SIDE_W - CUBE) // 2, y
+
+
+def _cube(image: Image.Image, draw: ImageDraw.ImageDraw, view: BoardView, home_on_top: bool) -> None:
+    """The cube at :func:`cube_corner`; an offered cube at twice its value, ringed in amber, at
+    the edge of the player to take it."""
+    size, value = CUBE, shown_cube_value(view)
+    x, y = cube_corner(view, home_on_top)
     outline = _MARK if view.cube_offered is not None else _INK
     draw.rounded_rectangle((x, y, x + size, y + size), radius=5, fill=_PAPER, outline=outline,
                            width=4 if view.cube_offered is not None else 2)

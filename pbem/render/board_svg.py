@@ -16,7 +16,7 @@ from typing import Any
 from pbem.render import board_image as picture
 from pbem.render.board_image import (BOARD_H, BOARD_TOP, BOTTOM_EDGE, CHECKER, HALF_H, HEIGHT, LABELS, LINE,
                                      MIDDLE, POINT, SIDE_W, TOP_EDGE, WIDTH)
-from pbem.render.text_board import LAYOUTS, ROWS, BoardView, Who, cube_holder, move_marks, other_colour, shown_cube_value
+from pbem.render.text_board import LAYOUTS, ROWS, BoardView, Who, move_marks, other_colour, shown_cube_value
 from pbem.rules.moves import BAR_POINT, OFF
 from pbem.rules.notation import Colour, own_point, point_label
 from pbem.rules.position import BAR as BAR_INDEX
@@ -203,16 +203,8 @@ def _dice(dice: tuple[int, int], colour: Colour, right: bool) -> list[str]:
 
 
 def _cube(view: BoardView) -> list[str]:
-    size = 34
-    holder, value = cube_holder(view), shown_cube_value(view)
-    home_on_top = _home_on_top(view)
-    if holder is None:
-        y = MIDDLE - size // 2
-    elif (holder is Who.VIEWER) == home_on_top:
-        y = TOP_EDGE + 2
-    else:
-        y = BOTTOM_EDGE - size - 2
-    x = (SIDE_W - size) // 2
+    size, value = picture.CUBE, shown_cube_value(view)
+    x, y = picture.cube_corner(view, _home_on_top(view))
     offered = view.cube_offered is not None
     return [f'<g class="cube"><rect x="{x}" y="{y}" width="{size}" height="{size}" rx="5" fill="{PAPER}" '
             f'stroke="{MARK if offered else INK}" stroke-width="{4 if offered else 2}"/>'
