@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from html.parser import HTMLParser
 
 import pytest
 from post_office import LoadedDice, Player, PostOffice, invite_and_accept, prose_of, token_of
@@ -245,3 +246,96 @@ def test_the_page_before_and_after_the_game(config) -> None:
     anna.reply("$quit")
     over = client.get(f"/g/{token_of(anna.last)}").text
     assert "<svg" in over and "<form" not in over and "Finished" in over
+
+
+HOSTILE = ('"<img src=x onerror=alert(1)>"', r'"\"><meta http-equiv=refresh content=0;url=http://127.0.0.1:9/>"')
+"""Display names (quoted in the From line) that would be markup if a page printed them raw."""
+PAGE_TAGS = {"html", "head", "meta", "title", "link", "script", "body", "main", "h1", "h2", "p", "a", "div", "dl",
+             "dt", "dd", "section", "b", "button", "form", "input", "label", "select", "option", "ol", "li", "svg",
+             "g", "rect", "polygon", "circle", "text", "path", "line", "title", "desc", "defs", "use", "span"}
+
+
+class _Markup(HTMLParser):
+    """Every tag and attribute name of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def assert_no_markup_from_names(html: str) -> None:
+    parser = _Markup()
+    parser.feed(html)
+    for tag, attributes in parser.tags:
+        assert tag in PAGE_TAGS, f"<{tag}> on the page"
+        assert not any(name.startswith("on") or name == "http-equiv" for name in attributes), (tag, attributes)
+    assert "<img" not in html and "<meta http-equiv" not in html
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_hostile_display_names_never_become_markup(config, language) -> None:
+    """Both players' display names are markup; the page of every state, in both languages, for
+    both players, shows them as text only (the state line and the title come from the letter's
+    text macros, which are not escaped by themselves)."""
+    config = web_config(config)
+    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1), (5, 2), (6, 4)]))
+    anna, ben = Player(office, "anna@example.org", HOSTILE[0]), Player(office, "ben@example.org", HOSTILE[1])
+    board = WebBoard(config, office.engine, dice=office.dice)
+    client = client_of(office)
+    states: set[str] = set()
+
+    def look() -> None:
+        for token in (office.table().token(0), office.table().token(1)):
+            page = board.page(token)
+            assert page is not None and page.language == language
+            states.add(page.game.next)
+            answer = client.get(f"/g/{token}")
+            assert answer.status_code == 200
+            assert_no_markup_from_names(answer.text)
+
+    def press(seat: int, action: str, **extra: str) -> None:
+        token = office.table().token(seat)
+        answer = client.post(f"/g/{token}", data={**form_of(client.get(f"/g/{token}").text, action), **extra})
+        assert answer.status_code == 200, answer.text
+        assert_no_markup_from_names(answer.text)
+        office.file(office.run())
+        look()
+
+    if language == "de":
+        for player in (anna, ben):
+            player.write_confirmed("sprache de")
+    anna.write_confirmed("invite ben@example.org")
+    look()  # accept, wait_invitation
+    ben.reply("accept")
+    look()  # move, wait
+    press(0, "move", move="8/5 6/5")
+    press(1, "draw")  # answer_draw
+    press(1, "double")  # answer_double, wait_answer
+    press(0, "take")
+    # After the take, Ben's dice are rolled for him: he is to move.
+    press(1, "resign", argument="single")  # answer_resign
+    press(0, "accept")  # finished
+    ben.write_confirmed("invite anna@example.org")
+    anna.reply("decline")
+    look()  # declined
+    assert {"accept", "wait_invitation", "move", "wait", "roll_or_double", "answer_draw", "answer_double",
+            "wait_answer", "answer_resign", "finished", "declined"} <= states, states
+
+
+def test_every_text_macro_in_an_html_template_is_escaped() -> None:
+    """A macro of a .txt template returns its text marked safe (text templates are not
+    autoescaped), so an HTML template must ``|forceescape`` every call of one: the names and
+    notes inside would otherwise be markup.  Covers the page and the mails' HTML alike."""
+    from pbem.render.templating import TEMPLATE_DIR
+
+    checked = 0
+    for template in sorted(TEMPLATE_DIR.rglob("*.html")):
+        source = template.read_text()
+        for alias in re.findall(r'{%-?\s*import\s+"[^"]+\.txt"\s+as\s+(\w+)', source):
+            for call in re.finditer(rf"\b{alias}\.\w+\((?:[^()]|\([^()]*\))*\)(\|\w+)?", source):
+                checked += 1
+                assert call.group(1) == "|forceescape", f"{template.name}: {call.group(0)}"
+    assert checked >= 6
