@@ -39,7 +39,8 @@ def csrf_token(token: str, version: str) -> str:
 
 
 def csrf_valid(token: str, version: str, given: str) -> bool:
-    return hmac.compare_digest(csrf_token(token, version), given)
+    """Compared as bytes: ``compare_digest`` refuses a non-ASCII ``str``, and a form may send anything."""
+    return hmac.compare_digest(csrf_token(token, version).encode(), given.encode("utf-8", "surrogatepass"))
 
 
 class RateLimiter:

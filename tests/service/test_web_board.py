@@ -161,7 +161,7 @@ def test_every_post_needs_the_pages_csrf_token(game) -> None:
     token = token_of(anna.last)
     fields = form_of(client.get(f"/g/{token}").text, "move")
     before = office.snapshot()
-    for csrf in ("", "0" * 32, form_of(client.get(f"/g/{token_of(ben.last)}").text, "draw")["csrf"]):
+    for csrf in ("", "0" * 32, "é" * 32, form_of(client.get(f"/g/{token_of(ben.last)}").text, "draw")["csrf"]):
         answer = client.post(f"/g/{token}", data={**fields, "csrf": csrf, "move": "8/5 6/5"})
         assert answer.status_code == 403 and "This form has expired" in answer.text
     foreign = client.post(f"/g/{token}", data={**fields, "move": "8/5 6/5"}, headers={"Origin": "https://evil.example"})
