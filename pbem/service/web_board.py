@@ -76,7 +76,18 @@ class WebBoard:
         except _Refused as refused:
             return PageOutcome(PageResult.REFUSED, refused.texts)
         except StaleDataError:  # another process changed the match between our read and write
-            return PageOutcome(PageResult.STALE, ())
+            return self._stale(token)
+
+    def _stale(self, token: str) -> PageOutcome:
+        """A form that lost the race to another one: why, and the page as it stands now."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            found = table_for_token(session, token, lock=False)
+            if found is None:
+                return PageOutcome(PageResult.GONE)
+            table, seat = found
+            language = table.players[seat].language or self.config.service.language
+            return PageOutcome(PageResult.STALE, (_stale_reason(table, seat, language),),
+                               page_view(table, seat, self.config, self.clock()))
 
 
 class _Refused(Exception):

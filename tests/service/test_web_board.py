@@ -227,6 +227,9 @@ def test_two_daemons_given_the_same_form_at_once_apply_it_once(game) -> None:
     for engine in engines:
         engine.dispose()
     assert sorted(outcome.result for outcome in outcomes) == [PageResult.DONE, PageResult.STALE]
+    (stale,) = [outcome for outcome in outcomes if outcome.result is PageResult.STALE]
+    assert "your own answer has arrived meanwhile" in " ".join(stale.texts), "the loser is told why"
+    assert stale.page is not None and stale.page.version != version
     assert office.table().game.record[-1].play == ((8, 5), (6, 5))
     sent = office.run()
     assert len([mail for mail in sent if "ben@example.org" in str(mail["To"])]) == 1
