@@ -62,8 +62,12 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
         Route("/g/{token}/state", board.state, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(_Guard, config=config)],
-                     exception_handlers={404: _not_found, 405: _not_found})
+    app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config)],
+                    exception_handlers={404: _not_found, 405: _not_found})
+    # No "add/remove the slash" redirect: its absolute Location would drop a proxy's path
+    # prefix, and a wrong path gets the same bare 404 as a wrong token.
+    app.router.redirect_slashes = False
+    return app
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

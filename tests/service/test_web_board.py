@@ -99,7 +99,9 @@ def test_the_page_in_german_and_fixed_numbering(game) -> None:
 def test_a_wrong_token_gets_a_404_that_says_nothing(game) -> None:
     office, anna, ben = game
     client = client_of(office)
-    answers = [client.get(path) for path in ("/g/" + "a" * 26, "/g/short", "/g/" + "a" * 26 + "/state", "/nothing")]
+    paths = ("/g/" + "a" * 26, "/g/short", "/g/" + "a" * 26 + "/state", "/nothing", "/g/" + "a" * 26 + "/",
+             f"/g/{token_of(anna.last)}/", "/static", "/static/", "/g/")
+    answers = [client.get(path, follow_redirects=False) for path in paths]
     assert {answer.status_code for answer in answers} == {404}
     assert {answer.text for answer in answers} == {"Not Found"}
     assert client.post("/g/" + "a" * 26, data={"action": "roll"}).status_code == 404
