@@ -33,7 +33,7 @@ from pbem.config import WebConfig
 from pbem.mail.reading import TOKEN_PATTERN
 from pbem.render.views import PageAction, PageOutcome, PageResult, PageView
 from pbem.render.web_page import render_page, web_text
-from pbem.web.security import HEADERS, RateLimiter, csrf_token, csrf_valid, redacted
+from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ class _Guard:
             await send(message)
 
         try:
-            if not self.per_address.allow(address):
+            if not self.per_address.allow(address_key(address)):
                 await _too_many()(scope, receive, send_with_headers)
             else:
                 await self.app(scope, receive, send_with_headers)

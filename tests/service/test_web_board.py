@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from pbem.config import WebConfig
 from pbem.service.web_board import WebBoard
 from pbem.web.app import board_app, client_address
+from pbem.web.security import RateLimiter, address_key
 
 BASE = "http://127.0.0.1:8080"
 
@@ -344,3 +345,29 @@ def test_every_text_macro_in_an_html_template_is_escaped() -> None:
                 checked += 1
                 assert call.group(1) == "|forceescape", f"{template.name}: {call.group(0)}"
     assert checked >= 6
+
+
+def test_the_limiter_bounds_its_memory_without_forgetting_the_busy_keys() -> None:
+    now = [0.0]
+    limiter = RateLimiter(2, window=60, clock=lambda: now[0], max_keys=3)
+    for key in ("a", "b", "c"):
+        assert limiter.allow(key) and limiter.allow(key) and not limiter.allow(key)
+        now[0] += 1
+    assert limiter.allow("d"), "a new key pushes out only the one idle longest"
+    assert not limiter.allow("b") and not limiter.allow("c"), "the other counters are kept"
+    assert limiter.allow("a") and len(limiter._seen) == 3
+    now[0] += 61
+    assert limiter.allow("e") and len(limiter._seen) == 1, "keys idle a whole window are dropped"
+
+
+def test_ipv6_clients_are_counted_per_64(game) -> None:
+    assert address_key("2001:db8:1:2:aaaa::1") == address_key("2001:db8:1:2:bbbb::7") == "2001:db8:1:2::/64"
+    assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
+    assert address_key("203.0.113.9") == "203.0.113.9" == address_key("::ffff:203.0.113.9")
+    assert address_key("unknown") == "unknown"
+    office, anna, ben = game
+    client = client_of(office, address_requests_per_minute=2, trusted_proxies=["127.0.0.1", "testclient"])
+    link = f"/g/{token_of(anna.last)}"
+    answers = [client.get(link, headers={"X-Forwarded-For": f"2001:db8::{n}"}).status_code for n in range(1, 4)]
+    assert answers == [200, 200, 429], "a new address in the same /64 is the same client"
+    assert client.get(link, headers={"X-Forwarded-For": "2001:db8:0:1::1"}).status_code == 200
