@@ -365,7 +365,10 @@ class WebConfig(_Table):
     """Addresses of reverse proxies whose ``X-Forwarded-For`` names the client (for the limits
     per address); a request from any other address is counted under its own address."""
     requests_per_minute: int = 60
-    """Requests one game link may make in a minute (pages, state polls and moves together)."""
+    """Pages and forms one game link may ask for in a minute."""
+    polls_per_minute: int = 120
+    """The page's polls for news (``GET /g/<token>/state``) one game link may make in a minute,
+    counted apart, so that open tabs never use up the budget of a move; one tab polls 12 times."""
     address_requests_per_minute: int = 600
     """Requests one client address may make in a minute, over all links."""
 
@@ -398,7 +401,7 @@ class WebConfig(_Table):
             raise ValueError(f"must be a list of IP addresses like [\"127.0.0.1\"], got {value!r}")
         return tuple(value)
 
-    @field_validator("requests_per_minute", "address_requests_per_minute")
+    @field_validator("requests_per_minute", "polls_per_minute", "address_requests_per_minute")
     @classmethod
     def _rate(cls, value: int) -> int:
         if not 1 <= value <= 100_000:

@@ -68,6 +68,12 @@ class WebBoard:
             found = table_for_token(session, token, lock=False)
             return None if found is None else state_version(found[0])
 
+    def language(self, token: str) -> str | None:
+        """The language of the player ``token`` names (None: no seat)."""
+        with Session(self.engine) as session:
+            found = table_for_token(session, token, lock=False)
+            return None if found is None else found[0].players[found[1]].language or self.config.service.language
+
     def act(self, token: str, version: str, action: PageAction, argument: str = "") -> PageOutcome:
         """Apply one form of the page made on ``version``; see the module docstring."""
         try:

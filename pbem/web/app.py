@@ -19,6 +19,7 @@ import logging
 import re
 import time
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from starlette.applications import Starlette
@@ -53,6 +54,8 @@ class BoardService(Protocol):
 
     def act(self, token: str, version: str, action: PageAction, argument: str = "") -> PageOutcome: ...
 
+    def language(self, token: str) -> str | None: ...
+
 
 def board_app(config: WebConfig, service: BoardService) -> Starlette:
     """The web board's ASGI app."""
@@ -62,7 +65,7 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
         Route("/g/{token}/state", board.state, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config)],
+    app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config, language_of=board.language_of)],
                     exception_handlers={404: _not_found, 405: _not_found})
     # No "add/remove the slash" redirect: its absolute Location would drop a proxy's path
     # prefix, and a wrong path gets the same bare 404 as a wrong token.
@@ -79,15 +82,20 @@ class _Board:
         self.config = config
         self.service = service
         self.per_token = RateLimiter(config.requests_per_minute)
+        self.polls_per_token = RateLimiter(config.polls_per_minute)
+
+    async def language_of(self, token: str) -> str | None:
+        """The language of the seat ``token`` names (None: no seat), for a 429 in it."""
+        return await asyncio.to_thread(self.service.language, token) if self._plausible(token) else None
 
     async def page(self, request: Request) -> Response:
         token = request.path_params["token"]
         if not self._plausible(token):
             return await _not_found(request, LookupError())
-        if not self.per_token.allow(token):
-            return _too_many()
         if request.method == "POST":
             return await self._post(request, token)
+        if not self.per_token.allow(token):
+            return _too_many(await self.language_of(token))
         page = await asyncio.to_thread(self.service.page, token)
         if page is None:
             return await _not_found(request, LookupError())
@@ -97,8 +105,8 @@ class _Board:
         token = request.path_params["token"]
         if not self._plausible(token):
             return await _not_found(request, LookupError())
-        if not self.per_token.allow(token):
-            return _too_many()
+        if not self.polls_per_token.allow(token):
+            return _too_many(await self.language_of(token))
         version = await asyncio.to_thread(self.service.version, token)
         if version is None:
             return await _not_found(request, LookupError())
@@ -112,6 +120,14 @@ class _Board:
         form = await request.form(max_files=0, max_fields=10)
         version, csrf = str(form.get("version", "")), str(form.get("csrf", ""))
         action_name, argument = str(form.get("action", "")), str(form.get("move") or form.get("argument") or "")
+        if not self.per_token.allow(token):  # the page again, the move typed kept in its field
+            page = await asyncio.to_thread(self.service.page, token)
+            if page is None:
+                return await _not_found(request, LookupError())
+            answer = self._answer(page, token, web_text(page.language, "too_many"), "warning", 429,
+                                  typed=str(form.get("move") or ""))
+            answer.headers["Retry-After"] = str(RETRY_AFTER)
+            return answer
         if not csrf_valid(token, version, csrf) or action_name not in PageAction.__members__.values():
             page = await asyncio.to_thread(self.service.page, token)
             if page is None:
@@ -127,8 +143,9 @@ class _Board:
         return self._answer(page, token, " ".join(texts), _MESSAGES[outcome.result], _STATUS[outcome.result])
 
     @staticmethod
-    def _answer(page: PageView, token: str, message: str, kind: str, status: int) -> Response:
-        return HTMLResponse(render_page(page, csrf_token(token, page.version), message, kind), status_code=status)
+    def _answer(page: PageView, token: str, message: str, kind: str, status: int, typed: str = "") -> Response:
+        return HTMLResponse(render_page(page, csrf_token(token, page.version), message, kind, typed),
+                            status_code=status)
 
     @staticmethod
     def _plausible(token: str) -> bool:
@@ -137,10 +154,17 @@ class _Board:
 
 
 _TOKEN = re.compile(TOKEN_PATTERN)
+_SEAT_PATH = re.compile(r"/g/([^/]+)(?:/state)?")
 
 
-def _too_many() -> Response:
-    return PlainTextResponse("Too Many Requests", status_code=429, headers={"Retry-After": "60"})
+RETRY_AFTER = 60
+"""Seconds a client over a limit is asked to wait (the limits' window)."""
+
+
+def _too_many(language: str | None = None) -> Response:
+    """A 429: in the player's language where the path names a seat, else bare."""
+    text = "Too Many Requests" if language is None else web_text(language, "too_many")
+    return PlainTextResponse(text, status_code=429, headers={"Retry-After": str(RETRY_AFTER)})
 
 
 def _same_origin(request: Request, config: WebConfig) -> bool:
@@ -166,9 +190,11 @@ class _Guard:
     """Around every request: the limit per client address, the security headers, and one log
     line per request with the token cut out of the path (uvicorn's own access log is off)."""
 
-    def __init__(self, app: ASGIApp, config: WebConfig) -> None:
+    def __init__(self, app: ASGIApp, config: WebConfig,
+                 language_of: Callable[[str], Awaitable[str | None]]) -> None:
         self.app = app
         self.config = config
+        self.language_of = language_of
         self.per_address = RateLimiter(config.address_requests_per_minute)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -191,7 +217,9 @@ class _Guard:
 
         try:
             if not self.per_address.allow(address_key(address)):
-                await _too_many()(scope, receive, send_with_headers)
+                seat = _SEAT_PATH.fullmatch(scope["path"])
+                language = await self.language_of(seat.group(1)) if seat else None
+                await _too_many(language)(scope, receive, send_with_headers)
             else:
                 await self.app(scope, receive, send_with_headers)
         finally:

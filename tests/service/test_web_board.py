@@ -180,7 +180,48 @@ def test_requests_are_limited_per_link_and_per_address(game) -> None:
     anna_link, ben_link = f"/g/{token_of(anna.last)}", f"/g/{token_of(ben.last)}"
     assert [client.get(anna_link).status_code for _ in range(4)] == [200, 200, 200, 429]
     assert [client.get(ben_link).status_code for _ in range(2)] == [200, 200]
-    assert client.get(ben_link).status_code == 429, "the address has made its 6 requests (a refused one counts)"
+    refused = client.get(ben_link)
+    assert refused.status_code == 429, "the address has made its 6 requests (a refused one counts)"
+    assert refused.text == "Too many requests from this link or address. Please wait a minute."
+    assert refused.headers["Retry-After"] == "60"
+    assert client.get("/g/" + "a" * 26).text == "Too Many Requests", "no seat: bare"
+
+
+def test_a_429_speaks_the_players_language(game) -> None:
+    office, anna, ben = game
+    anna.write_confirmed("sprache de")
+    client = client_of(office, requests_per_minute=1, polls_per_minute=1)
+    link = f"/g/{office.table().token(0)}"
+    assert [client.get(link).status_code, client.get(f"{link}/state").status_code] == [200, 200]
+    for path in (link, f"{link}/state"):
+        answer = client.get(path)
+        assert answer.status_code == 429 and answer.text.startswith("Zu viele Anfragen"), answer.text
+
+
+def test_five_open_tabs_polling_never_starve_a_move(game) -> None:
+    """Five tabs of one game poll every five seconds (60 polls a minute, the whole default
+    budget of pages and forms): the polls have their own budget, the move still goes through."""
+    office, anna, ben = game
+    client = client_of(office)
+    token = token_of(anna.last)
+    pages = [client.get(f"/g/{token}").text for _ in range(5)]
+    assert all(client.get(f"/g/{token}/state").status_code == 200 for _ in range(5 * 12))
+    answer = client.post(f"/g/{token}", data={**form_of(pages[0], "move"), "move": "8/5 6/5"})
+    assert answer.status_code == 200 and "Done." in answer.text
+
+
+def test_a_move_sent_over_the_limit_is_kept_on_the_page(game) -> None:
+    office, anna, ben = game
+    client = client_of(office, requests_per_minute=2)
+    token = token_of(anna.last)
+    before = office.snapshot()
+    page = client.get(f"/g/{token}").text
+    client.get(f"/g/{token}")
+    answer = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "8/5 6/5"})
+    assert answer.status_code == 429 and answer.headers["Retry-After"] == "60"
+    assert "Too many requests from this link or address" in answer.text
+    assert 'id="move" name="move"' in answer.text and 'value="8/5 6/5"' in answer.text, "the move is still there"
+    assert office.snapshot() == before and office.run() == []
 
 
 def test_the_client_address_behind_a_trusted_proxy() -> None:
