@@ -32,7 +32,7 @@ def render_page(page: PageView, csrf: str, message: str | None = None, message_k
                   score_line=score_line, play_json=play_json)
 
 
-def web_text(language: str, name: str) -> str:
+def web_text(language: str, name: str, *arguments: object) -> str:
     """One of the short texts of ``templates/<language>/web.txt``."""
     module = environment().get_template(f"{language}/web.txt").make_module({"language": language})
-    return str(getattr(module, name)()).strip()
+    return str(getattr(module, name)(*arguments)).strip()

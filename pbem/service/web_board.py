@@ -117,15 +117,22 @@ def _act(session: Session, config: Config, dice: DiceRoller, now: datetime, toke
                            page_view(table, seat, config, now))
     command = _command(action, argument)
     if command is None:
-        raise _Refused((web_text(language, "not_a_move"),))
+        raise _Refused((_not_a_move(table, seat, config, now),))
     talk = Conversation(session, config, player, last_mail_of(table, seat), dice, now, on_page=True)
     before = (table.status, table.game)
     play.apply_game_command(talk, table, seat, command)  # the function a mail's game command runs through
     news = talk.news_of(table)
     if (table.status, table.game) == before:
-        raise _Refused(tuple(news.for_sender) or (web_text(language, "not_a_move"),))
+        raise _Refused(tuple(news.for_sender) or (_not_a_move(table, seat, config, now),))
     send_letters(talk)
     return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(table, seat, config, now))
+
+
+def _not_a_move(table: Table, seat: int, config: Config, now: datetime) -> str:
+    """The refusal of a text that is no move, with the example its mail shows (a legal play,
+    in the player's numbering and from their side)."""
+    language = table.players[seat].language or config.service.language
+    return web_text(language, "not_a_move", game_view(table, seat, config, now).example)
 
 
 def _command(action: PageAction, argument: str) -> play.GameCommand | None:

@@ -128,11 +128,14 @@ class _Board:
                                   typed=str(form.get("move") or ""))
             answer.headers["Retry-After"] = str(RETRY_AFTER)
             return answer
-        if not csrf_valid(token, version, csrf) or action_name not in PageAction.__members__.values():
+        known = action_name in PageAction.__members__.values()
+        if not csrf_valid(token, version, csrf) or not known:
             page = await asyncio.to_thread(self.service.page, token)
             if page is None:
                 return await _not_found(request, LookupError())
-            return self._answer(page, token, web_text(page.language, "expired"), "warning", 403)
+            if not csrf_valid(token, version, csrf):
+                return self._answer(page, token, web_text(page.language, "expired"), "warning", 403)
+            return self._answer(page, token, web_text(page.language, "unknown_action"), "error", 400)
         outcome = await asyncio.to_thread(self.service.act, token, version, PageAction(action_name), argument)
         page = outcome.page
         if page is None and outcome.result is not PageResult.GONE:

@@ -138,7 +138,30 @@ def test_an_illegal_move_is_refused_with_the_reason_and_changes_nothing(game) ->
     assert "24/18 is a move of 6" in " ".join(answer.text.split())
     not_a_move = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "hello"})
     assert not_a_move.status_code == 422 and "That is not a move" in not_a_move.text
+    example = re.search(r"for example: (\S+ \S+)", prose_of(anna.last)).group(1)
+    assert f"for example {example}, or drag" in not_a_move.text, "the mail's example, in her numbering"
+    for action in ("", "fly", "__class__"):
+        unknown = client.post(f"/g/{token}", data={**form_of(page, "move"), "action": action})
+        assert unknown.status_code == 400 and "no such button" in unknown.text
     assert office.run() == [] and office.snapshot() == before
+
+
+def test_the_example_follows_the_numbering_of_the_player(game) -> None:
+    """Ben plays Black in the fixed numbering, where Black moves from 1 towards 24: the example
+    of a refusal is his, as his mails show it, not a fixed text."""
+    office, anna, ben = game
+    anna.reply("8/5 6/5")
+    ben.reply("numbering fixed")
+    ben.reply("roll")
+    client = client_of(office)
+    token = office.table().token(1)
+    page = client.get(f"/g/{token}").text
+    example = re.search(r'placeholder="([^"]+)"', page).group(1)
+    assert f"for example: {example} " in prose_of(ben.last)
+    origin, target = (int(point) for point in re.match(r"(\d+)/(\d+)", example).groups())
+    assert origin < target, f"Black moves upwards in the fixed numbering: {example}"
+    answer = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "hello"})
+    assert f"for example {example}, or drag" in answer.text and "24/18 13/9" not in answer.text
 
 
 def test_a_page_made_before_the_opponent_moved_applies_nothing(game) -> None:
