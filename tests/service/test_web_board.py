@@ -274,6 +274,13 @@ def test_buttons_and_the_log_without_tokens(game, caplog) -> None:
     assert "web POST /g/… 200" in logged and "web GET /g/… 200" in logged
     assert anna_token not in logged and ben_token not in logged
     assert form_of(page, "take")["csrf"] not in logged
+    # The moves so far read right for "You" and a name alike, in both languages.
+    moves_of = lambda token: re.findall(r"<li>(.*?)</li>", client.get(f"/g/{token}").text)  # noqa: E731
+    assert moves_of(anna_token)[-3:-1] == ["Ben: doubled to 2", "You: took"]
+    assert moves_of(ben_token)[-3:-1] == ["You: doubled to 2", "Anna: took"]
+    office.file(office.run())
+    anna.write_confirmed("sprache de")
+    assert moves_of(anna_token)[-3:-1] == ["Ben: auf 2 gedoppelt", "Sie: angenommen"]
 
 
 def test_two_daemons_given_the_same_form_at_once_apply_it_once(game) -> None:
