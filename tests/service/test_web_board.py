@@ -393,13 +393,16 @@ def test_hostile_display_names_never_become_markup(config, language) -> None:
     press(1, "double")  # answer_double, wait_answer
     press(0, "take")
     # After the take, Ben's dice are rolled for him: he is to move.
-    press(1, "resign", argument="single")  # answer_resign
+    press(1, "resign", argument="single")  # answer_resign, and wait_resign for the offerer
+    offerer = client.get(f"/g/{office.table().token(1)}").text
+    assert ("Your turn" not in offerer and "Sie sind am Zug" not in offerer
+            and any(text in offerer for text in ("answer to your offer to resign", "Ihr Angebot aufzugeben")))
     press(0, "accept")  # finished
     ben.write_confirmed("invite anna@example.org")
     anna.reply("decline")
     look()  # declined
     assert {"accept", "wait_invitation", "move", "wait", "roll_or_double", "answer_draw", "answer_double",
-            "wait_answer", "answer_resign", "finished", "declined"} <= states, states
+            "wait_answer", "answer_resign", "wait_resign", "finished", "declined"} <= states, states
 
 
 def test_every_text_macro_in_an_html_template_is_escaped() -> None:
