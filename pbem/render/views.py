@@ -189,6 +189,8 @@ class PageView:
     pips: tuple[int, int] | None = None
     play_data: dict[str, Any] | None = None
     """For the page's script: the board layout, the checker counts and the graph of steps."""
+    outcome: tuple[str, ...] = ()
+    """Once the match is over: who won the last game and the match, with the points."""
 
 
 class PageResult(StrEnum):

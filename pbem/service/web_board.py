@@ -30,14 +30,15 @@ from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
-from pbem.render.views import MoveLine, PageAction, PageOutcome, PageResult, PageView
+from pbem.render.views import EventKind, MoveLine, PageAction, PageOutcome, PageResult, PageView
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
 from pbem.rules.notation import Colour, format_play
 from pbem.rules.position import Position
+from pbem.rules import prizes, scoring
 from pbem.rules.scoring import WinKind
 from pbem.service import play
-from pbem.service.conversation import Conversation, game_view, last_mail_of, play_texts
+from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
 from pbem.service.tables import Table, table_for_token
@@ -192,7 +193,28 @@ def page_view(table: Table, seat: int, config: Config, now: datetime) -> PageVie
             assert play_data is not None
             play_data["graph"] = _graph(table, seat, game.board, game.dice)
     return PageView(token=table.token(seat), language=language, version=state_version(table), game=view,
-                    board_svg=svg, actions=actions, moves=moves, last_move=last_move, pips=pips, play_data=play_data)
+                    board_svg=svg, actions=actions, moves=moves, last_move=last_move, pips=pips, play_data=play_data,
+                    outcome=outcome_lines(table, seat, language))
+
+
+def outcome_lines(table: Table, seat: int, language: str) -> tuple[str, ...]:
+    """Once the match is over: who won the last game and how many points, and (for a match, a
+    series or a money session) who won it and the final score, worded as the last mails were."""
+    game = table.game
+    if table.status is not MatchStatus.FINISHED or game is None or game.result is None:
+        return ()
+    result = game.result
+    if result.winner is None:
+        events = [Event(EventKind.GAME_DRAWN, None, {})]
+    else:
+        events = [Event(EventKind.GAME_WON, result.winner, {"kind": int(result.kind or 1), "points": result.points,
+                                                            "ending": result.ending.value})]
+    prize = table.prize
+    if table.score.rules.format is not scoring.Format.SINGLE:
+        winner = scoring.winner(table.score) if prize is None else prizes.prize_winner(table.score, result)
+        left = None if prize is None else prizes.left_the_table(result)
+        events.append(Event(EventKind.MATCH_OVER, winner, {"points": list(table.score.points), "left": left}))
+    return tuple(render_event(event, table, seat, language) for event in events)
 
 
 def _graph(table: Table, seat: int, board: Position, dice: tuple[int, int]) -> list[dict[str, object]]:

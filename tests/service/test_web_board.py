@@ -323,6 +323,21 @@ def test_the_page_before_and_after_the_game(config) -> None:
     anna.reply("$quit")
     over = client.get(f"/g/{token_of(anna.last)}").text
     assert "<svg" in over and "<form" not in over and "Finished" in over
+    assert "Ben wins a backgammon (resignation): 3 points." in over, "who won, how many points ($quit)"
+    assert "You win a backgammon (resignation): 3 points." in client.get(f"/g/{token_of(ben.last)}").text
+
+
+def test_the_page_of_a_finished_match_shows_the_result_and_the_final_score(config) -> None:
+    config = web_config(config)
+    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    invite_and_accept(office, anna, ben, "invite ben@example.org match 3")
+    anna.reply("$quit")
+    office.file(office.run())
+    outcome = lambda seat: re.search(  # noqa: E731
+        r'<p class="outcome" id="outcome">(.*?)</p>', client_of(office).get(f"/g/{office.table().token(seat)}").text)
+    assert outcome(0) and "Ben wins" in outcome(0).group(1) and re.search(r"Ben wins, 3 to 0\.", outcome(0).group(1))
+    assert outcome(1) and re.search(r"You win, 3 to 0\.", outcome(1).group(1)), outcome(1).group(1)
 
 
 HOSTILE = ('"<img src=x onerror=alert(1)>"', r'"\"><meta http-equiv=refresh content=0;url=http://127.0.0.1:9/>"')
