@@ -158,6 +158,10 @@ class PageAction(StrEnum):
     """Offer to resign (with a level: single, gammon, backgammon)."""
     DRAW = "draw"
     MOVE = "move"
+    JOIN = "join"
+    """Accept the invitation (a mail's ``accept`` to the invitation)."""
+    DECLINE = "decline"
+    """Decline the invitation."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +195,8 @@ class PageView:
     """For the page's script: the board layout, the checker counts and the graph of steps."""
     outcome: tuple[str, ...] = ()
     """Once the match is over: who won the last game and the match, with the points."""
+    terms: str | None = None
+    """While the invitation is open: its terms, as its mail stated them."""
 
 
 class PageResult(StrEnum):

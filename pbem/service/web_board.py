@@ -37,7 +37,7 @@ from pbem.rules.notation import Colour, format_play
 from pbem.rules.position import Position
 from pbem.rules import prizes, scoring
 from pbem.rules.scoring import WinKind
-from pbem.service import play
+from pbem.service import invitations, play
 from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
@@ -116,6 +116,8 @@ def _act(session: Session, config: Config, dice: DiceRoller, now: datetime, toke
     if state_version(table) != version:
         return PageOutcome(PageResult.STALE, (_stale_reason(table, seat, language),),
                            page_view(table, seat, config, now))
+    if action in (PageAction.JOIN, PageAction.DECLINE):
+        return _answer_invitation(session, config, dice, now, table, seat, action)
     command = _command(action, argument)
     if command is None:
         raise _Refused((_not_a_move(table, seat, config, now),))
@@ -125,6 +127,22 @@ def _act(session: Session, config: Config, dice: DiceRoller, now: datetime, toke
     news = talk.news_of(table)
     if (table.status, table.game) == before:
         raise _Refused(tuple(news.for_sender) or (_not_a_move(table, seat, config, now),))
+    send_letters(talk)
+    return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(table, seat, config, now))
+
+
+def _answer_invitation(session: Session, config: Config, dice: DiceRoller, now: datetime, table: Table, seat: int,
+                       action: PageAction) -> PageOutcome:
+    """The invitee's ``accept`` or ``decline``, applied as the reply to the invitation mail is."""
+    player = table.players[seat]
+    language = player.language or config.service.language
+    if table.status is not MatchStatus.INVITED or seat != 1:
+        raise _Refused((web_text(language, "not_now"),))
+    talk = Conversation(session, config, player, last_mail_of(table, seat), dice, now, on_page=True)
+    (invitations.accept if action is PageAction.JOIN else invitations.decline)(talk, table, seat)
+    news = talk.news_of(table)
+    if table.status is MatchStatus.INVITED:  # a prize game whose deposits are not covered
+        raise _Refused(tuple(news.for_sender) or (web_text(language, "not_now"),))
     send_letters(talk)
     return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(table, seat, config, now))
 
@@ -192,9 +210,15 @@ def page_view(table: Table, seat: int, config: Config, now: datetime) -> PageVie
         if PageAction.MOVE in actions and game.dice is not None:
             assert play_data is not None
             play_data["graph"] = _graph(table, seat, game.board, game.dice)
+    terms = None
+    if table.status is MatchStatus.INVITED:
+        terms = render_event(Event(EventKind.INVITED, 0, invitations.invitation_terms(table, config)), table, seat,
+                             language)
+        if seat == 1:
+            actions = (PageAction.JOIN, PageAction.DECLINE)
     return PageView(token=table.token(seat), language=language, version=state_version(table), game=view,
                     board_svg=svg, actions=actions, moves=moves, last_move=last_move, pips=pips, play_data=play_data,
-                    outcome=outcome_lines(table, seat, language))
+                    outcome=outcome_lines(table, seat, language), terms=terms)
 
 
 def outcome_lines(table: Table, seat: int, language: str) -> tuple[str, ...]:

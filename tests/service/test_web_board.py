@@ -14,6 +14,7 @@ from post_office import LoadedDice, Player, PostOffice, invite_and_accept, prose
 from starlette.testclient import TestClient
 
 from pbem.config import WebConfig
+from pbem.store.game_records import MatchStatus
 from pbem.service.web_board import WebBoard
 from pbem.web.app import board_app, client_address
 from pbem.web.security import RateLimiter, address_key
@@ -318,7 +319,12 @@ def test_the_page_before_and_after_the_game(config) -> None:
     anna.write_confirmed("invite ben@example.org")
     client = client_of(office)
     invited = client.get(f"/g/{token_of(ben.last)}")
-    assert invited.status_code == 200 and "Invitation from Anna" in invited.text and "<form" not in invited.text
+    assert invited.status_code == 200 and "Invitation from Anna" in invited.text
+    assert "Anna invites you to play a single game of backgammon by mail." in invited.text, "the terms"
+    assert "reply <b>accept</b> or <b>decline</b> to the invitation mail" in invited.text
+    assert {form_of(invited.text, "join")["action"], form_of(invited.text, "decline")["action"]} == {"join", "decline"}
+    sent_to_anna = client.get(f"/g/{office.table().token(0)}").text
+    assert "<form" not in sent_to_anna and "Anna invites you" not in sent_to_anna and "You invited ben" in sent_to_anna
     ben.reply("accept")
     anna.reply("$quit")
     over = client.get(f"/g/{token_of(anna.last)}").text
@@ -460,3 +466,27 @@ def test_ipv6_clients_are_counted_per_64(game) -> None:
     answers = [client.get(link, headers={"X-Forwarded-For": f"2001:db8::{n}"}).status_code for n in range(1, 4)]
     assert answers == [200, 200, 429], "a new address in the same /64 is the same client"
     assert client.get(link, headers={"X-Forwarded-For": "2001:db8:0:1::1"}).status_code == 200
+
+
+@pytest.mark.parametrize("answer", ["join", "decline"])
+def test_the_invitee_answers_the_invitation_on_the_page(config, answer) -> None:
+    config = web_config(config)
+    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    anna.write_confirmed("invite ben@example.org match 3")
+    client = client_of(office)
+    token = token_of(ben.last)
+    page = client.get(f"/g/{token}").text
+    assert "a match to 3 points" in page
+    refused = client.post(f"/g/{token_of(anna.last)}", data=form_of(page, answer))
+    assert refused.status_code == 403, "Anna has no such form: Ben's does not fit her link"
+    done = client.post(f"/g/{token}", data=form_of(page, answer))
+    assert done.status_code == 200, done.text
+    office.file(office.run())
+    if answer == "join":
+        assert office.table().status is MatchStatus.RUNNING and "ben accepted the invitation" in prose_of(anna.last)
+    else:
+        assert office.table().status is MatchStatus.DECLINED and "declined" in prose_of(anna.last)
+        assert "Invitation declined" in done.text
+    again = client.post(f"/g/{token}", data=form_of(page, answer))
+    assert again.status_code == 409, "the page is stale now"
