@@ -67,7 +67,7 @@ class WebBoard:
         """The version of the state the page of ``token`` shows (for the page's polling)."""
         with Session(self.engine) as session:
             found = table_for_token(session, token, lock=False)
-            return None if found is None else state_version(found[0])
+            return None if found is None else state_version(found[0], found[1], self.config)
 
     def language(self, token: str) -> str | None:
         """The language of the player ``token`` names (None: no seat)."""
@@ -113,7 +113,7 @@ def _act(session: Session, config: Config, dice: DiceRoller, now: datetime, toke
     table, seat = found
     player = table.players[seat]
     language = player.language or config.service.language
-    if state_version(table) != version:
+    if state_version(table, seat, config) != version:
         return PageOutcome(PageResult.STALE, (_stale_reason(table, seat, language),),
                            page_view(table, seat, config, now))
     if action in (PageAction.JOIN, PageAction.DECLINE):
@@ -173,10 +173,14 @@ def _command(action: PageAction, argument: str) -> play.GameCommand | None:
     return simple[action]
 
 
-def state_version(table: Table) -> str:
-    """A short fingerprint of what the page shows of the match (its state, game and score, not
-    its mail threads or notes): equal versions, equal pages."""
-    shown = [table.record.status, table.record.game_number, table.record.score, table.record.game]
+def state_version(table: Table, seat: int, config: Config) -> str:
+    """A short fingerprint of what the page of ``seat`` shows (the match's state, game and
+    score, and the viewer's numbering and language; not its mail threads or notes): equal
+    versions, equal pages.  A page made in another numbering is stale: its moves are written
+    in the other one."""
+    player = table.players[seat]
+    shown = [table.record.status, table.record.game_number, table.record.score, table.record.game,
+             table.numbering(seat).value, player.language or config.service.language]
     return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -216,7 +220,7 @@ def page_view(table: Table, seat: int, config: Config, now: datetime) -> PageVie
                              language)
         if seat == 1:
             actions = (PageAction.JOIN, PageAction.DECLINE)
-    return PageView(token=table.token(seat), language=language, version=state_version(table), game=view,
+    return PageView(token=table.token(seat), language=language, version=state_version(table, seat, config), game=view,
                     board_svg=svg, actions=actions, moves=moves, last_move=last_move, pips=pips, play_data=play_data,
                     outcome=outcome_lines(table, seat, language), terms=terms)
 

@@ -490,3 +490,20 @@ def test_the_invitee_answers_the_invitation_on_the_page(config, answer) -> None:
         assert "Invitation declined" in done.text
     again = client.post(f"/g/{token}", data=form_of(page, answer))
     assert again.status_code == 409, "the page is stale now"
+
+
+def test_a_page_made_in_another_numbering_or_language_is_stale(game) -> None:
+    office, anna, ben = game
+    client = client_of(office)
+    token = token_of(anna.last)
+    page = client.get(f"/g/{token}").text
+    version = client.get(f"/g/{token}/state").json()["version"]
+    office.file(office.run())
+    anna.reply("numbering fixed")
+    fixed = client.get(f"/g/{token}/state").json()["version"]
+    assert fixed != version, "the page's moves would be in the other numbering"
+    answer = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "8/5 6/5"})
+    assert answer.status_code == 409 and office.table().game.phase == "to_move"
+    office.file(office.run())
+    anna.write_confirmed("sprache de")
+    assert client.get(f"/g/{token}/state").json()["version"] not in (version, fixed)
