@@ -153,7 +153,7 @@ def _sqlite_daemon_lock(config: Config) -> Iterator[None]:
 
 
 WebApp = Callable[[Engine], ASGIApp]
-"""Makes the web board's app on the daemon's database engine (``[web]`` configured)."""
+"""Makes the web board's app on the daemon's database engine (unless ``[web] enabled = false``)."""
 
 
 async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = (),

@@ -123,7 +123,7 @@ class GameView:
     reply_to: str
     clock: dict[str, Any] | None
     web_link: str | None = None
-    """The seat's link to the game on the web board (None: no ``[web]`` configured)."""
+    """The seat's link to the game on the web board (None: the board is off, ``[web] enabled = false``)."""
     example: str | None = None
     board: str | None = None
     board_view: BoardView | None = None

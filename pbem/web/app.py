@@ -205,7 +205,7 @@ class _Guard:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        address = client_address(scope, self.config.trusted_proxies)
+        address = client_address(scope, self.config)
         status = 500
 
         async def send_with_headers(message: Message) -> None:
@@ -230,16 +230,15 @@ class _Guard:
                      (time.perf_counter() - started) * 1000)
 
 
-def client_address(scope: Scope, trusted_proxies: tuple[str, ...]) -> str:
+def client_address(scope: Scope, config: WebConfig) -> str:
     """The client's address: the peer's, or, from a trusted proxy, the last address its
     ``X-Forwarded-For`` names that is not a trusted proxy itself."""
     peer = scope.get("client")
     address = peer[0] if peer else "unknown"
-    if address not in trusted_proxies:
+    if not config.trusts(address):
         return address
     forwarded = [value.decode("latin-1") for name, value in scope.get("headers", []) if name == b"x-forwarded-for"]
     hops = [hop.strip() for line in forwarded for hop in line.split(",") if hop.strip()]
-    while hops and hops[-1] in trusted_proxies:
+    while hops and config.trusts(hops[-1]):
         hops.pop()
     return hops[-1] if hops else address
-
