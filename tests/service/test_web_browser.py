@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from post_office import LoadedDice, Player, PostOffice, invite_and_accept, prose_of, token_of
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
@@ -156,7 +157,9 @@ def test_drag_checkers_and_send_and_the_opponent_gets_the_mail(browser, game, wi
     assert len(browser.find_elements(By.CSS_SELECTOR, '#checkers g.checker.me[data-point="5"]')) == 2
     save_shot(browser, f"2-move-complete-{width}")
     browser.find_element(By.ID, "send").click()
-    WebDriverWait(browser, 10).until(lambda driver: "Waiting for Ben" in driver.find_element(By.ID, "state").text)
+    # The old page may go away between finding #state and reading it (the answer is loading).
+    WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda driver: "Waiting for Ben" in driver.find_element(By.ID, "state").text)
     assert "Done." in shown(browser, "#message")
     save_shot(browser, f"3-sent-{width}")
     office.file(office.run())
