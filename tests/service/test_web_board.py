@@ -353,7 +353,7 @@ HOSTILE = ('"<img src=x onerror=alert(1)>"', r'"\"><meta http-equiv=refresh cont
 """Display names (quoted in the From line) that would be markup if a page printed them raw."""
 PAGE_TAGS = {"html", "head", "meta", "title", "link", "script", "body", "main", "h1", "h2", "p", "a", "div", "dl",
              "dt", "dd", "section", "b", "button", "form", "input", "label", "select", "option", "ol", "li", "svg",
-             "g", "rect", "polygon", "circle", "text", "path", "line", "title", "desc", "defs", "use", "span"}
+             "g", "rect", "polygon", "circle", "text", "path", "line", "desc", "defs", "use", "span"}
 
 
 class _Markup(HTMLParser):
