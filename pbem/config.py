@@ -10,6 +10,7 @@ in ``clock 3d/14d``: :func:`parse_duration` serves both.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import tomllib
@@ -31,6 +32,8 @@ EMBEDDED_DEFAULT = "<embedded default>"
 DEFAULT_POLL_INTERVAL = 60.0
 LANGUAGES = ("de", "en")
 DATA_DIR_VARIABLE = "PBEM_DATA_DIR"
+WEB_PORT_VARIABLE = "PBEM_WEB_PORT"
+DEFAULT_WEB_PORT = 8080
 SECURITY_MODES = ("ssl", "starttls", "none")
 IMAP_PORTS = {"ssl": 993, "starttls": 143, "none": 143}
 SMTP_PORTS = {"ssl": 465, "starttls": 587, "none": 25}
@@ -353,11 +356,22 @@ class AssistantConfig(_Table):
         return value
 
 
-class WebConfig(_Table):
-    """The board on the web (``pbem serve`` serves it when the table is present)."""
+def _default_web_port() -> int:
+    """``$PBEM_WEB_PORT``, else 8080: so that several daemons on one host may differ without a file."""
+    value = os.environ.get(WEB_PORT_VARIABLE) or str(DEFAULT_WEB_PORT)
+    if not value.isdigit():
+        raise ConfigError(f"the environment variable {WEB_PORT_VARIABLE} must be a port number, got {value!r}")
+    return int(value)
 
+
+class WebConfig(_Table):
+    """The board on the web: ``pbem serve`` serves it, also without a ``[web]`` table (on
+    127.0.0.1, port 8080), unless ``enabled = false``."""
+
+    enabled: bool = True
+    """False: no web board, and the mails carry no link."""
     bind: str = "127.0.0.1"
-    port: int = 8080
+    port: int = Field(default_factory=_default_web_port)
     base_url: str = ""
     """The address players open, as the reverse proxy publishes it (``https://bg.example.org``);
     empty: ``http://BIND:PORT``.  Every game mail links to ``BASE_URL/g/<token>``."""
@@ -365,7 +379,10 @@ class WebConfig(_Table):
     """Addresses of reverse proxies whose ``X-Forwarded-For`` names the client (for the limits
     per address); a request from any other address is counted under its own address."""
     requests_per_minute: int = 60
-    """Requests one game link may make in a minute (pages, state polls and moves together)."""
+    """Pages and forms one game link may ask for in a minute."""
+    polls_per_minute: int = 120
+    """The page's polls for news (``GET /g/<token>/state``) one game link may make in a minute,
+    counted apart, so that open tabs never use up the budget of a move; one tab polls 12 times."""
     address_requests_per_minute: int = 600
     """Requests one client address may make in a minute, over all links."""
 
@@ -393,12 +410,38 @@ class WebConfig(_Table):
     @field_validator("trusted_proxies", mode="before")
     @classmethod
     def _proxies(cls, value: object) -> tuple[str, ...]:
-        if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) and _HOST.fullmatch(item)
-                                                           for item in value):
-            raise ValueError(f"must be a list of IP addresses like [\"127.0.0.1\"], got {value!r}")
+        """IP addresses (``10.0.0.1``) or networks (``10.0.0.0/8``), checked here: a host name
+        would never match a peer's address, and the limit per address would count the proxy."""
+        if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+            raise ValueError(f"must be a list of IP addresses or networks like [\"127.0.0.1\", \"10.0.0.0/8\"], "
+                             f"got {value!r}")
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(f"{item!r} is not an IP address or network (like \"127.0.0.1\" or "
+                                 "\"10.0.0.0/8\"; host names are not allowed)") from None
         return tuple(value)
 
-    @field_validator("requests_per_minute", "address_requests_per_minute")
+    @model_validator(mode="after")
+    def _reachable_links(self) -> WebConfig:
+        """Listening on every address (``0.0.0.0``, ``::``) says nothing about the address players
+        open: without ``base_url`` the mails would link to ``http://0.0.0.0:PORT``."""
+        if self.enabled and not self.base_url and self.bind in ("0.0.0.0", "::", "[::]"):
+            raise KeyProblem("base_url", f"is needed with bind = {self.bind!r}: the mails would link to "
+                             f"{self.public_url}, which no browser can open; set base_url to the address "
+                             "players open (like \"http://bg.example.org:8080\")")
+        return self
+
+    def trusts(self, address: str) -> bool:
+        """Whether ``address`` is one of the trusted proxies (an address or inside a network)."""
+        try:
+            peer = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(peer in ipaddress.ip_network(proxy, strict=False) for proxy in self.trusted_proxies)
+
+    @field_validator("requests_per_minute", "polls_per_minute", "address_requests_per_minute")
     @classmethod
     def _rate(cls, value: int) -> int:
         if not 1 <= value <= 100_000:
@@ -491,10 +534,15 @@ class Config(BaseModel):
     game: GameConfig = Field(default_factory=GameConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     assistant: AssistantConfig = Field(default_factory=AssistantConfig)
-    web: WebConfig | None = None
-    """None: no web board (no ``[web]`` table)."""
+    web: WebConfig | None = Field(default_factory=WebConfig)
+    """None: no web board (``[web] enabled = false``)."""
     credits: CreditsConfig = Field(default_factory=CreditsConfig)
     source: str = EMBEDDED_DEFAULT
+
+    @field_validator("web")
+    @classmethod
+    def _web_off(cls, value: WebConfig | None) -> WebConfig | None:
+        return value if value is not None and value.enabled else None
 
     @property
     def data_dir(self) -> Path:

@@ -55,6 +55,10 @@ def postgres(request: pytest.FixtureRequest) -> Iterator[PostgresServer | None]:
     server.stop()
 
 
+WEB_OFF = "\n[web]\nenabled = false\n"
+"""The ``[web]`` table of the tests' config files: the board off (see :func:`config_file`)."""
+
+
 @pytest.fixture
 def database_table(postgres: PostgresServer | None) -> str:
     """The ``[database]`` table of a test's config: none (SQLite in the data directory), or a
@@ -65,11 +69,12 @@ def database_table(postgres: PostgresServer | None) -> str:
 @pytest.fixture
 def config_file(data_dir: Path, database_table: str) -> Path:
     """A config file for the embedded default on `data_dir` (Maildir in and out), on the test
-    run's database (:func:`database_table`)."""
+    run's database (:func:`database_table`), with the web board off: tests run many daemons at
+    once, which cannot all listen on port 8080 (a test of the board turns it on, on a free port)."""
     path = data_dir.parent / "pbem.toml"
     database = database_table
-    path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n{database}',
-                    encoding="utf-8")
+    path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n{database}'
+                    f'{WEB_OFF}', encoding="utf-8")
     return path
 
 

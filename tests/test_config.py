@@ -175,3 +175,55 @@ def test_commands_that_use_only_the_database_need_no_mail_passwords(tmp_path, mo
         load_config(path)
     config = load_config(path, mail_secrets=False)
     assert config.imap is not None and config.imap.password.get_secret_value() == ""
+
+
+def test_the_embedded_default_serves_the_web_board_on_localhost(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PBEM_WEB_PORT", raising=False)
+    web = load_config(None).web
+    assert web is not None and (web.bind, web.port, web.public_url) == ("127.0.0.1", 8080, "http://127.0.0.1:8080")
+    monkeypatch.setenv("PBEM_WEB_PORT", "8081")
+    assert load_config(None).web.port == 8081, "several daemons on one host, without a file"
+    assert load_config(write(tmp_path, "[web]\nport = 9000\n")).web.port == 9000, "the file wins"
+    assert load_config(write(tmp_path, "[web]\nenabled = false\n")).web is None
+    monkeypatch.setenv("PBEM_WEB_PORT", "eighty")
+    with pytest.raises(ConfigError, match="PBEM_WEB_PORT must be a port number"):
+        load_config(None)
+
+
+@pytest.mark.parametrize(("table", "problem"), [
+    ('trusted_proxies = ["proxy.example.org"]', "[web] trusted_proxies: 'proxy.example.org' is not an IP address"),
+    ('trusted_proxies = ["10.0.0.0/33"]', "[web] trusted_proxies: '10.0.0.0/33' is not an IP address or network"),
+    ('bind = "0.0.0.0"', "[web] base_url: is needed with bind = '0.0.0.0': the mails would link to http://0.0.0.0:8080"),
+    ('bind = "::"', "[web] base_url: is needed with bind = '::'"),
+])
+def test_web_settings_are_checked(tmp_path, table, problem):
+    with pytest.raises(ConfigError) as raised:
+        load_config(write(tmp_path, f"[web]\nport = 8080\n{table}\n"))
+    assert problem in str(raised.value), str(raised.value)
+
+
+def test_web_proxies_may_be_networks_and_every_address_needs_a_base_url(tmp_path):
+    web = load_config(write(tmp_path, '[web]\nbind = "0.0.0.0"\nbase_url = "https://bg.example.org"\n'
+                                      'trusted_proxies = ["10.0.0.0/8", "::1"]\n')).web
+    assert web.trusts("10.1.2.3") and web.trusts("::1") and not web.trusts("11.0.0.1") and not web.trusts("x")
+
+
+def test_pbem_check_reports_the_web_board(tmp_path, capsys):
+    import socket
+
+    from pbem.cli import main
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        path = write(tmp_path, f'[service]\ndata_dir = "{tmp_path}"\n[web]\nport = {port}\n'
+                               'trusted_proxies = ["10.0.0.0/8"]\n')
+        assert main(["check", "--config", str(path)]) == 0
+        line = capsys.readouterr().out.splitlines()[-1]
+    assert line.startswith(f"Web board: listens on 127.0.0.1 port {port}; mails link to http://127.0.0.1:{port}/g/…")
+    assert "set base_url" in line and "trusted proxies: 10.0.0.0/8" in line and f"port {port} is in use" in line
+    off = write(tmp_path, f'[service]\ndata_dir = "{tmp_path}"\n[web]\nenabled = false\n')
+    assert main(["check", "--config", str(off)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("Web board: off")

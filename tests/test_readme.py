@@ -5,6 +5,7 @@ whatever the dice; the Quick start's commands are valid shell and name what exis
 from __future__ import annotations
 
 import os
+import socket
 import re
 import subprocess
 import sys
@@ -34,6 +35,12 @@ def test_the_terminal_walkthrough_runs_verbatim(tmp_path):
     (walkthrough,) = shell_blocks("Playing a game from the terminal")
     (tmp_path / ".venv").symlink_to(VENV)
     environment = {key: value for key, value in os.environ.items() if key != "PBEM_DATA_DIR"}
+    # The embedded default serves the web board on 127.0.0.1:8080; tests run side by side, so
+    # this one moves it to a free port, as README says an operator of several daemons may.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    environment["PBEM_WEB_PORT"] = str(port)
     daemon = subprocess.Popen([str(VENV / "bin" / "pbem"), "serve"], cwd=tmp_path, env=environment,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -48,6 +55,8 @@ def test_the_terminal_walkthrough_runs_verbatim(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr + log
     assert "Please confirm" in run.stdout and "Invitation from anna" in run.stdout
     assert run.stdout.count("It is your turn") == 1, run.stdout  # exactly one of them is told to act
+    assert f"web board on http://127.0.0.1:{port}/" in log, log
+    assert f"http://127.0.0.1:{port}/g/" in run.stdout, "the mails link to the board"
 
     # From another directory, the same data directory is found through PBEM_DATA_DIR ...
     elsewhere = tmp_path / "elsewhere"

@@ -1,4 +1,5 @@
-"""``pbem check``: try the configured IMAP and SMTP servers the way the daemon will use them."""
+"""``pbem check``: try the configured IMAP and SMTP servers the way the daemon will use them,
+and report the web board's settings."""
 
 from __future__ import annotations
 
@@ -7,11 +8,16 @@ import asyncio
 import sys
 
 from pbem.cli.loading import config_of
+from pbem.daemon.web import web_report
 from pbem.mail.check import check_all
 
 EXIT_PROBLEM = 1
 
 
 def check(args: argparse.Namespace) -> int:
-    """0 when the configured servers work, 1 when one does not (2 for an unusable config file)."""
-    return 0 if asyncio.run(check_all(config_of(args.config), sys.stdout)) else EXIT_PROBLEM
+    """0 when the configured servers work, 1 when one does not (2 for an unusable config file);
+    then the web board's settings, reported (a port in use is no failure: the daemon may hold it)."""
+    config = config_of(args.config)
+    fine = asyncio.run(check_all(config, sys.stdout))
+    print(web_report(config.web))
+    return 0 if fine else EXIT_PROBLEM

@@ -153,7 +153,7 @@ def _sqlite_daemon_lock(config: Config) -> Iterator[None]:
 
 
 WebApp = Callable[[Engine], ASGIApp]
-"""Makes the web board's app on the daemon's database engine (``[web]`` configured)."""
+"""Makes the web board's app on the daemon's database engine (unless ``[web] enabled = false``)."""
 
 
 async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = (),
@@ -195,26 +195,30 @@ async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob], 
     log.info("stopped")
 
 
-class WithoutTokens(logging.Filter):
-    """Cuts game tokens out of every log line: a token opens the game's page on the web board,
-    and our Message-IDs (which the pipeline logs) begin with the recipient's token."""
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class WithoutTokens(logging.Formatter):
+    """Cuts game tokens out of every log line as written: a token opens the game's page on the
+    web board, and our Message-IDs (which the pipeline logs) begin with the recipient's token.
+    It redacts the whole formatted output, not only the message: the arguments, an exception's
+    text and its traceback too (SQLAlchemy's errors print their ``[parameters: …]``)."""
 
     _TOKEN = re.compile(rf"(?<![a-z0-9]){TOKEN_PATTERN}(?![a-z0-9])")
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if self._TOKEN.search(message):
-            record.msg, record.args = self._TOKEN.sub("…", message), None
-        return True
+    def format(self, record: logging.LogRecord) -> str:
+        formatted = self._TOKEN.sub("…", super().format(record))
+        if record.exc_text:  # cached by format(); another handler would print it as it is
+            record.exc_text = self._TOKEN.sub("…", record.exc_text)
+        return formatted
 
 
 def configure_logging() -> None:
     """One line per event on standard error, as `pbem serve` logs (for journald or a terminal),
     without game tokens."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
     for handler in logging.getLogger().handlers:
-        handler.addFilter(WithoutTokens())
+        handler.setFormatter(WithoutTokens(LOG_FORMAT))
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     logging.getLogger("aioimaplib").setLevel(logging.WARNING)  # it logs every untagged response at INFO
     logging.getLogger("uvicorn.error").setLevel(logging.WARNING)  # "Started server process", "Waiting for …"

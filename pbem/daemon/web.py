@@ -60,3 +60,26 @@ class WebServer:
         if self._task is not None:
             await self._task
         self.socket.close()
+
+
+def web_report(config: WebConfig | None) -> str:
+    """``pbem check``'s line on the web board: where it listens, where the mails link, the
+    proxies and limits, and whether the port is free now (in use is expected while
+    ``pbem serve`` runs; else another program holds it and ``pbem serve`` will not start)."""
+    if config is None:
+        return "Web board: off ([web] enabled = false); the mails carry no link"
+    try:
+        probe = socket.create_server((config.bind, config.port), family=socket.AF_INET6 if ":" in config.bind
+                                     else socket.AF_INET)
+    except OSError as exc:
+        port = f"port {config.port} is in use ({exc.strerror}): fine if pbem serve runs, else it cannot start"
+    else:
+        probe.close()
+        port = f"port {config.port} is free"
+    where = "links work only on this host: set base_url" if not config.base_url and config.bind in (
+        "127.0.0.1", "localhost", "::1") else "links as configured"
+    proxies = ", ".join(config.trusted_proxies) or "none"
+    return (f"Web board: listens on {config.bind} port {config.port}; mails link to {config.public_url}/g/… "
+            f"({where}); trusted proxies: {proxies}; limits a minute: {config.requests_per_minute} pages and "
+            f"forms and {config.polls_per_minute} polls per link, {config.address_requests_per_minute} per "
+            f"address; {port}")

@@ -123,7 +123,7 @@ class GameView:
     reply_to: str
     clock: dict[str, Any] | None
     web_link: str | None = None
-    """The seat's link to the game on the web board (None: no ``[web]`` configured)."""
+    """The seat's link to the game on the web board (None: the board is off, ``[web] enabled = false``)."""
     example: str | None = None
     board: str | None = None
     board_view: BoardView | None = None
@@ -158,6 +158,10 @@ class PageAction(StrEnum):
     """Offer to resign (with a level: single, gammon, backgammon)."""
     DRAW = "draw"
     MOVE = "move"
+    JOIN = "join"
+    """Accept the invitation (a mail's ``accept`` to the invitation)."""
+    DECLINE = "decline"
+    """Decline the invitation."""
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,10 @@ class PageView:
     pips: tuple[int, int] | None = None
     play_data: dict[str, Any] | None = None
     """For the page's script: the board layout, the checker counts and the graph of steps."""
+    outcome: tuple[str, ...] = ()
+    """Once the match is over: who won the last game and the match, with the points."""
+    terms: str | None = None
+    """While the invitation is open: its terms, as its mail stated them."""
 
 
 class PageResult(StrEnum):

@@ -11,8 +11,10 @@ from pbem.render.text_board import shorten
 from pbem.render.views import PageView
 
 
-def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info") -> str:
-    """The whole page; ``csrf`` goes into every form, ``message`` above the board."""
+def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info",
+                typed: str = "") -> str:
+    """The whole page; ``csrf`` goes into every form, ``message`` above the board, ``typed``
+    (a move sent but not applied) back into the move's field."""
     view = page.game
     board = view.board_view
     score_line = None
@@ -26,11 +28,11 @@ def render_page(page: PageView, csrf: str, message: str | None = None, message_k
         play_json = json.dumps(page.play_data, separators=(",", ":")).replace("<", "\\u003c")
     return render("page.html", page.language, **view.template_context(), game=view, board_svg=page.board_svg,
                   actions=[action.value for action in page.actions], moves=page.moves, last_move=page.last_move,
-                  pips=page.pips, csrf=csrf, events=[], texts=[], notes=[], version=page.version, message=message, message_kind=message_kind,
+                  pips=page.pips, outcome=page.outcome, terms=page.terms, csrf=csrf, events=[], texts=[], notes=[], version=page.version, message=message, message_kind=message_kind, typed=typed,
                   score_line=score_line, play_json=play_json)
 
 
-def web_text(language: str, name: str) -> str:
+def web_text(language: str, name: str, *arguments: object) -> str:
     """One of the short texts of ``templates/<language>/web.txt``."""
     module = environment().get_template(f"{language}/web.txt").make_module({"language": language})
-    return str(getattr(module, name)()).strip()
+    return str(getattr(module, name)(*arguments)).strip()

@@ -418,8 +418,9 @@ def _next_step(table: Table, seat: int) -> str:
         return "finished"
     game = table.game
     assert game is not None
-    if game.resign_offer is not None and game.resign_offer[0] == 1 - seat:
-        return "answer_resign"
+    if game.resign_offer is not None:
+        # The offerer may still play on (which withdraws the offer), but is not told "your turn".
+        return "answer_resign" if game.resign_offer[0] == 1 - seat else "wait_resign"
     if game.to_act != seat and game.draw_offer == 1 - seat:
         return "answer_draw"
     if game.to_act != seat:

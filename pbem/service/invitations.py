@@ -16,6 +16,7 @@ from sqlmodel import Session, col, select
 
 from pbem import commands
 from pbem.addresses import is_person_address
+from pbem.config import Config
 from pbem.mail.reading import new_token
 from pbem.render.views import EventKind, Notice
 from pbem.rules import scoring
@@ -191,6 +192,16 @@ def _open_match(
                move_clock=options.move_clock or game_config.move_clock,
                time_bank=game_config.time_bank if options.time_bank is None else options.time_bank)
     return table
+
+
+def invitation_terms(table: Table, config: Config) -> dict[str, object]:
+    """The data of an open invitation's ``invited`` event, from the stored match: the terms its
+    mail stated, for the invitee's page on the web."""
+    options = _invitation_options(table.score.rules, table.record.options)
+    return {"rules": table.score.rules.to_dict(), "settle": options.settle, "rated": options.rated,
+            **credits.invitation_terms(table.prize, config),
+            "move_clock": options.move_clock or config.game.move_clock,
+            "time_bank": config.game.time_bank if options.time_bank is None else options.time_bank}
 
 
 def accept(talk: Conversation, table: Table, seat: int) -> None:

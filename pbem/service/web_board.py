@@ -30,14 +30,15 @@ from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
-from pbem.render.views import MoveLine, PageAction, PageOutcome, PageResult, PageView
+from pbem.render.views import EventKind, MoveLine, PageAction, PageOutcome, PageResult, PageView
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
 from pbem.rules.notation import Colour, format_play
 from pbem.rules.position import Position
+from pbem.rules import prizes, scoring
 from pbem.rules.scoring import WinKind
-from pbem.service import play
-from pbem.service.conversation import Conversation, game_view, last_mail_of, play_texts
+from pbem.service import invitations, play
+from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
 from pbem.service.tables import Table, table_for_token
@@ -66,7 +67,13 @@ class WebBoard:
         """The version of the state the page of ``token`` shows (for the page's polling)."""
         with Session(self.engine) as session:
             found = table_for_token(session, token, lock=False)
-            return None if found is None else state_version(found[0])
+            return None if found is None else state_version(found[0], found[1], self.config)
+
+    def language(self, token: str) -> str | None:
+        """The language of the player ``token`` names (None: no seat)."""
+        with Session(self.engine) as session:
+            found = table_for_token(session, token, lock=False)
+            return None if found is None else found[0].players[found[1]].language or self.config.service.language
 
     def act(self, token: str, version: str, action: PageAction, argument: str = "") -> PageOutcome:
         """Apply one form of the page made on ``version``; see the module docstring."""
@@ -76,7 +83,18 @@ class WebBoard:
         except _Refused as refused:
             return PageOutcome(PageResult.REFUSED, refused.texts)
         except StaleDataError:  # another process changed the match between our read and write
-            return PageOutcome(PageResult.STALE, ())
+            return self._stale(token)
+
+    def _stale(self, token: str) -> PageOutcome:
+        """A form that lost the race to another one: why, and the page as it stands now."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            found = table_for_token(session, token, lock=False)
+            if found is None:
+                return PageOutcome(PageResult.GONE)
+            table, seat = found
+            language = table.players[seat].language or self.config.service.language
+            return PageOutcome(PageResult.STALE, (_stale_reason(table, seat, language),),
+                               page_view(table, seat, self.config, self.clock()))
 
 
 class _Refused(Exception):
@@ -95,20 +113,45 @@ def _act(session: Session, config: Config, dice: DiceRoller, now: datetime, toke
     table, seat = found
     player = table.players[seat]
     language = player.language or config.service.language
-    if state_version(table) != version:
+    if state_version(table, seat, config) != version:
         return PageOutcome(PageResult.STALE, (_stale_reason(table, seat, language),),
                            page_view(table, seat, config, now))
+    if action in (PageAction.JOIN, PageAction.DECLINE):
+        return _answer_invitation(session, config, dice, now, table, seat, action)
     command = _command(action, argument)
     if command is None:
-        raise _Refused((web_text(language, "not_a_move"),))
+        raise _Refused((_not_a_move(table, seat, config, now),))
     talk = Conversation(session, config, player, last_mail_of(table, seat), dice, now, on_page=True)
     before = (table.status, table.game)
     play.apply_game_command(talk, table, seat, command)  # the function a mail's game command runs through
     news = talk.news_of(table)
     if (table.status, table.game) == before:
-        raise _Refused(tuple(news.for_sender) or (web_text(language, "not_a_move"),))
+        raise _Refused(tuple(news.for_sender) or (_not_a_move(table, seat, config, now),))
     send_letters(talk)
     return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(table, seat, config, now))
+
+
+def _answer_invitation(session: Session, config: Config, dice: DiceRoller, now: datetime, table: Table, seat: int,
+                       action: PageAction) -> PageOutcome:
+    """The invitee's ``accept`` or ``decline``, applied as the reply to the invitation mail is."""
+    player = table.players[seat]
+    language = player.language or config.service.language
+    if table.status is not MatchStatus.INVITED or seat != 1:
+        raise _Refused((web_text(language, "not_now"),))
+    talk = Conversation(session, config, player, last_mail_of(table, seat), dice, now, on_page=True)
+    (invitations.accept if action is PageAction.JOIN else invitations.decline)(talk, table, seat)
+    news = talk.news_of(table)
+    if table.status is MatchStatus.INVITED:  # a prize game whose deposits are not covered
+        raise _Refused(tuple(news.for_sender) or (web_text(language, "not_now"),))
+    send_letters(talk)
+    return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(table, seat, config, now))
+
+
+def _not_a_move(table: Table, seat: int, config: Config, now: datetime) -> str:
+    """The refusal of a text that is no move, with the example its mail shows (a legal play,
+    in the player's numbering and from their side)."""
+    language = table.players[seat].language or config.service.language
+    return web_text(language, "not_a_move", game_view(table, seat, config, now).example)
 
 
 def _command(action: PageAction, argument: str) -> play.GameCommand | None:
@@ -130,10 +173,14 @@ def _command(action: PageAction, argument: str) -> play.GameCommand | None:
     return simple[action]
 
 
-def state_version(table: Table) -> str:
-    """A short fingerprint of what the page shows of the match (its state, game and score, not
-    its mail threads or notes): equal versions, equal pages."""
-    shown = [table.record.status, table.record.game_number, table.record.score, table.record.game]
+def state_version(table: Table, seat: int, config: Config) -> str:
+    """A short fingerprint of what the page of ``seat`` shows (the match's state, game and
+    score, and the viewer's numbering and language; not its mail threads or notes): equal
+    versions, equal pages.  A page made in another numbering is stale: its moves are written
+    in the other one."""
+    player = table.players[seat]
+    shown = [table.record.status, table.record.game_number, table.record.score, table.record.game,
+             table.numbering(seat).value, player.language or config.service.language]
     return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -167,8 +214,35 @@ def page_view(table: Table, seat: int, config: Config, now: datetime) -> PageVie
         if PageAction.MOVE in actions and game.dice is not None:
             assert play_data is not None
             play_data["graph"] = _graph(table, seat, game.board, game.dice)
-    return PageView(token=table.token(seat), language=language, version=state_version(table), game=view,
-                    board_svg=svg, actions=actions, moves=moves, last_move=last_move, pips=pips, play_data=play_data)
+    terms = None
+    if table.status is MatchStatus.INVITED:
+        terms = render_event(Event(EventKind.INVITED, 0, invitations.invitation_terms(table, config)), table, seat,
+                             language)
+        if seat == 1:
+            actions = (PageAction.JOIN, PageAction.DECLINE)
+    return PageView(token=table.token(seat), language=language, version=state_version(table, seat, config), game=view,
+                    board_svg=svg, actions=actions, moves=moves, last_move=last_move, pips=pips, play_data=play_data,
+                    outcome=outcome_lines(table, seat, language), terms=terms)
+
+
+def outcome_lines(table: Table, seat: int, language: str) -> tuple[str, ...]:
+    """Once the match is over: who won the last game and how many points, and (for a match, a
+    series or a money session) who won it and the final score, worded as the last mails were."""
+    game = table.game
+    if table.status is not MatchStatus.FINISHED or game is None or game.result is None:
+        return ()
+    result = game.result
+    if result.winner is None:
+        events = [Event(EventKind.GAME_DRAWN, None, {})]
+    else:
+        events = [Event(EventKind.GAME_WON, result.winner, {"kind": int(result.kind or 1), "points": result.points,
+                                                            "ending": result.ending.value})]
+    prize = table.prize
+    if table.score.rules.format is not scoring.Format.SINGLE:
+        winner = scoring.winner(table.score) if prize is None else prizes.prize_winner(table.score, result)
+        left = None if prize is None else prizes.left_the_table(result)
+        events.append(Event(EventKind.MATCH_OVER, winner, {"points": list(table.score.points), "left": left}))
+    return tuple(render_event(event, table, seat, language) for event in events)
 
 
 def _graph(table: Table, seat: int, board: Position, dice: tuple[int, int]) -> list[dict[str, object]]:

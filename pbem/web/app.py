@@ -19,6 +19,7 @@ import logging
 import re
 import time
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from starlette.applications import Starlette
@@ -33,7 +34,7 @@ from pbem.config import WebConfig
 from pbem.mail.reading import TOKEN_PATTERN
 from pbem.render.views import PageAction, PageOutcome, PageResult, PageView
 from pbem.render.web_page import render_page, web_text
-from pbem.web.security import HEADERS, RateLimiter, csrf_token, csrf_valid, redacted
+from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,8 @@ class BoardService(Protocol):
 
     def act(self, token: str, version: str, action: PageAction, argument: str = "") -> PageOutcome: ...
 
+    def language(self, token: str) -> str | None: ...
+
 
 def board_app(config: WebConfig, service: BoardService) -> Starlette:
     """The web board's ASGI app."""
@@ -62,8 +65,12 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
         Route("/g/{token}/state", board.state, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(_Guard, config=config)],
-                     exception_handlers={404: _not_found, 405: _not_found})
+    app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config, language_of=board.language_of)],
+                    exception_handlers={404: _not_found, 405: _not_found})
+    # No "add/remove the slash" redirect: its absolute Location would drop a proxy's path
+    # prefix, and a wrong path gets the same bare 404 as a wrong token.
+    app.router.redirect_slashes = False
+    return app
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:
@@ -75,15 +82,20 @@ class _Board:
         self.config = config
         self.service = service
         self.per_token = RateLimiter(config.requests_per_minute)
+        self.polls_per_token = RateLimiter(config.polls_per_minute)
+
+    async def language_of(self, token: str) -> str | None:
+        """The language of the seat ``token`` names (None: no seat), for a 429 in it."""
+        return await asyncio.to_thread(self.service.language, token) if self._plausible(token) else None
 
     async def page(self, request: Request) -> Response:
         token = request.path_params["token"]
         if not self._plausible(token):
             return await _not_found(request, LookupError())
-        if not self.per_token.allow(token):
-            return _too_many()
         if request.method == "POST":
             return await self._post(request, token)
+        if not self.per_token.allow(token):
+            return _too_many(await self.language_of(token))
         page = await asyncio.to_thread(self.service.page, token)
         if page is None:
             return await _not_found(request, LookupError())
@@ -93,8 +105,8 @@ class _Board:
         token = request.path_params["token"]
         if not self._plausible(token):
             return await _not_found(request, LookupError())
-        if not self.per_token.allow(token):
-            return _too_many()
+        if not self.polls_per_token.allow(token):
+            return _too_many(await self.language_of(token))
         version = await asyncio.to_thread(self.service.version, token)
         if version is None:
             return await _not_found(request, LookupError())
@@ -108,11 +120,22 @@ class _Board:
         form = await request.form(max_files=0, max_fields=10)
         version, csrf = str(form.get("version", "")), str(form.get("csrf", ""))
         action_name, argument = str(form.get("action", "")), str(form.get("move") or form.get("argument") or "")
-        if not csrf_valid(token, version, csrf) or action_name not in PageAction.__members__.values():
+        if not self.per_token.allow(token):  # the page again, the move typed kept in its field
             page = await asyncio.to_thread(self.service.page, token)
             if page is None:
                 return await _not_found(request, LookupError())
-            return self._answer(page, token, web_text(page.language, "expired"), "warning", 403)
+            answer = self._answer(page, token, web_text(page.language, "too_many"), "warning", 429,
+                                  typed=str(form.get("move") or ""))
+            answer.headers["Retry-After"] = str(RETRY_AFTER)
+            return answer
+        known = action_name in PageAction.__members__.values()
+        if not csrf_valid(token, version, csrf) or not known:
+            page = await asyncio.to_thread(self.service.page, token)
+            if page is None:
+                return await _not_found(request, LookupError())
+            if not csrf_valid(token, version, csrf):
+                return self._answer(page, token, web_text(page.language, "expired"), "warning", 403)
+            return self._answer(page, token, web_text(page.language, "unknown_action"), "error", 400)
         outcome = await asyncio.to_thread(self.service.act, token, version, PageAction(action_name), argument)
         page = outcome.page
         if page is None and outcome.result is not PageResult.GONE:
@@ -123,8 +146,9 @@ class _Board:
         return self._answer(page, token, " ".join(texts), _MESSAGES[outcome.result], _STATUS[outcome.result])
 
     @staticmethod
-    def _answer(page: PageView, token: str, message: str, kind: str, status: int) -> Response:
-        return HTMLResponse(render_page(page, csrf_token(token, page.version), message, kind), status_code=status)
+    def _answer(page: PageView, token: str, message: str, kind: str, status: int, typed: str = "") -> Response:
+        return HTMLResponse(render_page(page, csrf_token(token, page.version), message, kind, typed),
+                            status_code=status)
 
     @staticmethod
     def _plausible(token: str) -> bool:
@@ -133,10 +157,17 @@ class _Board:
 
 
 _TOKEN = re.compile(TOKEN_PATTERN)
+_SEAT_PATH = re.compile(r"/g/([^/]+)(?:/state)?")
 
 
-def _too_many() -> Response:
-    return PlainTextResponse("Too Many Requests", status_code=429, headers={"Retry-After": "60"})
+RETRY_AFTER = 60
+"""Seconds a client over a limit is asked to wait (the limits' window)."""
+
+
+def _too_many(language: str | None = None) -> Response:
+    """A 429: in the player's language where the path names a seat, else bare."""
+    text = "Too Many Requests" if language is None else web_text(language, "too_many")
+    return PlainTextResponse(text, status_code=429, headers={"Retry-After": str(RETRY_AFTER)})
 
 
 def _same_origin(request: Request, config: WebConfig) -> bool:
@@ -162,9 +193,11 @@ class _Guard:
     """Around every request: the limit per client address, the security headers, and one log
     line per request with the token cut out of the path (uvicorn's own access log is off)."""
 
-    def __init__(self, app: ASGIApp, config: WebConfig) -> None:
+    def __init__(self, app: ASGIApp, config: WebConfig,
+                 language_of: Callable[[str], Awaitable[str | None]]) -> None:
         self.app = app
         self.config = config
+        self.language_of = language_of
         self.per_address = RateLimiter(config.address_requests_per_minute)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -172,7 +205,7 @@ class _Guard:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        address = client_address(scope, self.config.trusted_proxies)
+        address = client_address(scope, self.config)
         status = 500
 
         async def send_with_headers(message: Message) -> None:
@@ -186,8 +219,10 @@ class _Guard:
             await send(message)
 
         try:
-            if not self.per_address.allow(address):
-                await _too_many()(scope, receive, send_with_headers)
+            if not self.per_address.allow(address_key(address)):
+                seat = _SEAT_PATH.fullmatch(scope["path"])
+                language = await self.language_of(seat.group(1)) if seat else None
+                await _too_many(language)(scope, receive, send_with_headers)
             else:
                 await self.app(scope, receive, send_with_headers)
         finally:
@@ -195,16 +230,15 @@ class _Guard:
                      (time.perf_counter() - started) * 1000)
 
 
-def client_address(scope: Scope, trusted_proxies: tuple[str, ...]) -> str:
+def client_address(scope: Scope, config: WebConfig) -> str:
     """The client's address: the peer's, or, from a trusted proxy, the last address its
     ``X-Forwarded-For`` names that is not a trusted proxy itself."""
     peer = scope.get("client")
     address = peer[0] if peer else "unknown"
-    if address not in trusted_proxies:
+    if not config.trusts(address):
         return address
     forwarded = [value.decode("latin-1") for name, value in scope.get("headers", []) if name == b"x-forwarded-for"]
     hops = [hop.strip() for line in forwarded for hop in line.split(",") if hop.strip()]
-    while hops and hops[-1] in trusted_proxies:
+    while hops and config.trusts(hops[-1]):
         hops.pop()
     return hops[-1] if hops else address
-

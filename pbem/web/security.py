@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import re
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -39,12 +40,17 @@ def csrf_token(token: str, version: str) -> str:
 
 
 def csrf_valid(token: str, version: str, given: str) -> bool:
-    return hmac.compare_digest(csrf_token(token, version), given)
+    """Compared as bytes: ``compare_digest`` refuses a non-ASCII ``str``, and a form may send anything."""
+    return hmac.compare_digest(csrf_token(token, version).encode(), given.encode("utf-8", "surrogatepass"))
 
 
 class RateLimiter:
     """At most ``limit`` requests per key in any ``window`` seconds (a sliding window, in this
-    process's memory: each daemon behind a proxy counts its own)."""
+    process's memory: each daemon behind a proxy counts its own).
+
+    At most ``max_keys`` keys are kept: the keys are held in the order of their last request,
+    and a new key pushes out those whose window is over, else the one idle longest, so that
+    guessed tokens or rotating addresses fill no memory and never wipe the other counters."""
 
     def __init__(self, limit: int, window: float = 60.0, clock: Callable[[], float] = time.monotonic,
                  max_keys: int = 100_000) -> None:
@@ -52,16 +58,17 @@ class RateLimiter:
         self.window = window
         self.clock = clock
         self.max_keys = max_keys
-        self._seen: dict[str, deque[float]] = {}
+        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
 
     def allow(self, key: str) -> bool:
         """Count a request of ``key``; False when it is over the limit (then it is not counted)."""
         now = self.clock()
         times = self._seen.get(key)
         if times is None:
-            if len(self._seen) >= self.max_keys:
-                self._forget_old(now)
+            self._make_room(now)
             times = self._seen[key] = deque()
+        else:
+            self._seen.move_to_end(key)
         while times and times[0] <= now - self.window:
             times.popleft()
         if len(times) >= self.limit:
@@ -69,9 +76,24 @@ class RateLimiter:
         times.append(now)
         return True
 
-    def _forget_old(self, now: float) -> None:
-        """Drop the keys without a request in the window, so that guessed tokens fill no memory."""
-        for key in [key for key, times in self._seen.items() if not times or times[-1] <= now - self.window]:
-            del self._seen[key]
-        if len(self._seen) >= self.max_keys:
-            self._seen.clear()
+    def _make_room(self, now: float) -> None:
+        """Drop the keys idle for a whole window (they are first), then the longest idle one."""
+        while self._seen:
+            oldest = next(iter(self._seen.values()))
+            if len(self._seen) < self.max_keys and oldest and oldest[-1] > now - self.window:
+                return
+            self._seen.popitem(last=False)
+
+
+def address_key(address: str) -> str:
+    """The key a client address is counted under: an IPv6 client by its /64 (one end network,
+    whose host may take a new address for every request), anything else as it is."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return str(parsed)

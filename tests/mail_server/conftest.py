@@ -30,6 +30,10 @@ def smtp_server() -> Iterator[SmtpServer]:
     server.stop()
 
 
+WEB_OFF = "[web]\nenabled = false\n"
+"""The web board off: several daemons of a test cannot all listen on port 8080."""
+
+
 def write_config(data_dir: Path, dovecot: Dovecot, smtp: SmtpServer, database_table: str, *,
                  imap: dict[str, object] | None = None, extra: str = "") -> Path:
     """A config file for the test servers, on the test run's database (the ``database_table``
@@ -51,6 +55,7 @@ port = {smtp.port}
 security = "none"
 {database_table}
 {extra}
+{"" if "[web]" in extra else WEB_OFF}
 """, encoding="utf-8")
     return path
 

@@ -11,11 +11,13 @@ import asyncio
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from post_office import LoadedDice, Player, PostOffice, invite_and_accept, prose_of, token_of
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
@@ -52,8 +54,8 @@ def browser(tmp_path_factory):
 class ServedBoard:
     """The web board of ``office`` on a free port, served by uvicorn in a thread's event loop."""
 
-    def __init__(self, office: PostOffice) -> None:
-        web = WebConfig(bind="127.0.0.1", port=_free_port())
+    def __init__(self, office: PostOffice, **limits: int) -> None:
+        web = WebConfig(bind="127.0.0.1", port=_free_port(), **limits)
         config = office.config.model_copy(update={"web": web})
         self.server = WebServer(web, board_app(web, WebBoard(config, office.engine, dice=office.dice)))
         self.url = f"http://127.0.0.1:{self.server.port}"
@@ -155,7 +157,9 @@ def test_drag_checkers_and_send_and_the_opponent_gets_the_mail(browser, game, wi
     assert len(browser.find_elements(By.CSS_SELECTOR, '#checkers g.checker.me[data-point="5"]')) == 2
     save_shot(browser, f"2-move-complete-{width}")
     browser.find_element(By.ID, "send").click()
-    WebDriverWait(browser, 10).until(lambda driver: "Waiting for Ben" in driver.find_element(By.ID, "state").text)
+    # The old page may go away between finding #state and reading it (the answer is loading).
+    WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda driver: "Waiting for Ben" in driver.find_element(By.ID, "state").text)
     assert "Done." in shown(browser, "#message")
     save_shot(browser, f"3-sent-{width}")
     office.file(office.run())
@@ -201,3 +205,28 @@ def test_the_page_updates_itself_when_the_opponent_moves(browser, game) -> None:
     anna.reply("8/5 6/5")  # by mail
     WebDriverWait(browser, 12).until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "button.roll"))
     assert "Anna played 8/5 6/5" in shown(browser, ".facts"), "reloaded by itself, with the opponent's move"
+
+
+_SET_VISIBILITY = """Object.defineProperty(document, "visibilityState", {configurable: true, get: () => arguments[0]});
+document.dispatchEvent(new Event("visibilitychange"));"""
+_POLLS = """return performance.getEntriesByType("resource").filter(e => e.name.endsWith("/state"))
+.map(e => e.responseStatus);"""
+
+
+def test_polling_pauses_while_hidden_and_backs_off_when_limited(browser, game) -> None:
+    """A hidden tab does not poll (it looks at once when shown again); a poll answered 429
+    makes the page wait at least the Retry-After (60 s) before the next."""
+    office, anna, ben, _ = game
+    served = ServedBoard(office, polls_per_minute=1)
+    try:
+        open_page(browser, f"{served.url}/g/{token_of(ben.last)}", DESKTOP)
+        browser.execute_script(_SET_VISIBILITY, "hidden")
+        time.sleep(5.5)
+        assert browser.execute_script(_POLLS) == [], "no poll while hidden"
+        browser.execute_script(_SET_VISIBILITY, "visible")
+        WebDriverWait(browser, 2).until(lambda driver: driver.execute_script(_POLLS) == [200])
+        WebDriverWait(browser, 8).until(lambda driver: driver.execute_script(_POLLS) == [200, 429])
+        time.sleep(6)
+        assert browser.execute_script(_POLLS) == [200, 429], "backs off after a 429"
+    finally:
+        served.close()

@@ -25,7 +25,8 @@ def _free_port() -> int:
 
 def test_pbem_serve_serves_the_board_and_the_move_goes_out_by_mail(config_file) -> None:
     port = _free_port()
-    config_file.write_text(config_file.read_text(encoding="utf-8") + f"\n[web]\nport = {port}\n", encoding="utf-8")
+    config_file.write_text(config_file.read_text(encoding="utf-8").replace("enabled = false", f"port = {port}"),
+                           encoding="utf-8")
     config = load_config(config_file)
     office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
     anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")

@@ -6,6 +6,7 @@
   "use strict";
   var SVG_NS = "http://www.w3.org/2000/svg";
   var POLL_MS = 5000;
+  var MAX_POLL_MS = 300000;
   document.documentElement.classList.add("js");
 
   function readData() {
@@ -14,22 +15,52 @@
   }
 
   function pollForChanges(busy) {
+    // One poll at a time, every POLL_MS; none while the tab is hidden (a poll on its return);
+    // after a 429 the wait doubles, at least to the server's Retry-After, up to MAX_POLL_MS.
     var page = document.getElementById("page");
     if (!page || !window.fetch) return;
     var version = page.getAttribute("data-version");
     var url = window.location.pathname.replace(/\/$/, "") + "/state";
-    window.setInterval(function () {
+    var delay = POLL_MS, dueAt = Date.now() + POLL_MS, timer = null, asking = false;
+
+    function schedule() {
+      window.clearTimeout(timer);
+      timer = null;
+      if (asking || document.visibilityState === "hidden") return;
+      timer = window.setTimeout(poll, Math.max(0, dueAt - Date.now()));
+    }
+    function poll() {
+      timer = null;
+      asking = true;
       fetch(url, { cache: "no-store", credentials: "omit" }).then(function (answer) {
-        return answer.ok ? answer.json() : null;
-      }).then(function (state) {
-        if (!state || state.version === version) return;
-        if (busy()) {
-          document.getElementById("update").hidden = false;  // never throw away a move in hand
-        } else {
-          window.location.replace(window.location.pathname);
+        if (answer.status === 429) {
+          var wait = parseInt(answer.headers.get("Retry-After"), 10) * 1000 || 0;
+          delay = Math.min(MAX_POLL_MS, Math.max(delay * 2, wait));
+          return answer.text().then(function () { return null; });  // read out: frees the connection
         }
-      }).catch(function () { /* offline for a moment: try again at the next tick */ });
-    }, POLL_MS);
+        delay = POLL_MS;
+        return answer.ok ? answer.json() : answer.text().then(function () { return null; });
+      }).then(function (state) {
+        if (state && state.version !== version) {
+          if (!busy()) {
+            window.location.replace(window.location.pathname);
+            return;
+          }
+          document.getElementById("update").hidden = false;  // never throw away a move in hand
+        }
+        finish();
+      }).catch(finish);  // offline for a moment: try again later
+    }
+    function finish() {
+      asking = false;
+      dueAt = Date.now() + delay;
+      schedule();
+    }
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState !== "hidden" && delay === POLL_MS) dueAt = Date.now();  // back: look now
+      schedule();
+    });
+    schedule();
   }
 
   function Board(data) {
