@@ -473,6 +473,9 @@ security = "none"
 
 [limits]
 invitations_per_day = 0
+
+[web]
+enabled = false                      # the mail alone (several daemons here would need a port each)
 """ + (f'\n[database]\nurl = "{database}"\n' if database else ""), encoding="utf-8")
     return path
 
