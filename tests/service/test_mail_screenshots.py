@@ -9,37 +9,23 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 from mail_kinds import KINDS, play_every_kind
 from PIL import Image, ImageChops
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from chromium import headless_chromium
 
 from pbem.config import load_config
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "mails"
 PHONE = (480, 1400)
-_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-          "--disable-dev-shm-usage", "--hide-scrollbars")
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    chromium, driver = shutil.which("chromium") or "/usr/bin/chromium", shutil.which("chromedriver")
-    assert driver and Path(chromium).exists(), "needs the Debian packages chromium and chromium-driver"
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (*_FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium')}", f"--window-size={PHONE[0]},{PHONE[1]}"):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(options=options, service=Service(driver))
-    try:
+    with headless_chromium(tmp_path_factory.mktemp("chromium"), f"--window-size={PHONE[0]},{PHONE[1]}") as browser:
         yield browser
-    finally:
-        browser.quit()
 
 
 def write_mail_page(mail, folder: Path) -> Path:

@@ -6,7 +6,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from post_office import prose_of, LoadedDice, Player, PostOffice, acts, invite_and_accept, recipient, set_game, side, text_of
+from post_office import prose_of, LoadedDice, Player, PostOffice, acts, invite_and_accept, recipient, set_game, side
 
 import pbem.assistant
 from pbem import commands

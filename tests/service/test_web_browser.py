@@ -9,23 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from chromium import headless_chromium
 from post_office import LoadedDice, Player, PostOffice, invite_and_accept, prose_of, token_of
-from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.interaction import POINTER_TOUCH
 from selenium.webdriver.common.actions.pointer_input import PointerInput
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
-from test_mail_screenshots import _FLAGS
 
 from pbem.config import WebConfig
 from pbem.daemon.web import WebServer
@@ -38,17 +35,8 @@ DESKTOP, PHONE = (1000, 1300), (390, 1500)
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    chromium, driver = shutil.which("chromium") or "/usr/bin/chromium", shutil.which("chromedriver")
-    assert driver and Path(chromium).exists(), "needs the Debian packages chromium and chromium-driver"
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (*_FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(options=options, service=Service(driver))
-    try:
+    with headless_chromium(tmp_path_factory.mktemp("chromium")) as browser:
         yield browser
-    finally:
-        browser.quit()
 
 
 class ServedBoard:
