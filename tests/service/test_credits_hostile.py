@@ -1,0 +1,100 @@
+"""Hostile amounts and prize invitations (issue 14's review): no number in any mail makes the
+service fail to read it, every refusal says what is accepted, and nothing changes."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from post_office import Player, invite_and_accept, prose_of, recipient, text_of
+
+from pbem.commands import CommandError, Invite, is_command_line, parse_commands
+from pbem.rules.prizes import MAX_AMOUNT, PrizeKind, amount
+
+HOSTILE_AMOUNTS = ("1e99", "1e30", "1" + "0" * 31, "٢.٥٠", "２.５０", "25e-1", "1e2", "2_5", "1_000", "1,000",
+                   "2.555", "-1", "+1", "NaN", "Infinity", "0x10", "1.", ".5", "1000000.01", "")
+
+
+@pytest.mark.parametrize("text", HOSTILE_AMOUNTS)
+def test_only_plain_amounts_up_to_the_maximum_are_amounts(text: str) -> None:
+    with pytest.raises(ValueError):
+        amount(text)
+
+
+def test_plain_amounts_read_exactly() -> None:
+    assert [amount(text) for text in ("2.50", "2,5", "0", "10", "1000000")] == [
+        amount("2.5"), amount("2.50"), amount("0.00"), amount("10.00"), MAX_AMOUNT]
+
+
+@pytest.mark.parametrize("text", [text for text in HOSTILE_AMOUNTS if text != "1."])  # a line's full stop ends it
+@pytest.mark.parametrize("option", ["stake", "limit"])
+def test_a_hostile_amount_in_an_invitation_is_a_clear_error(text: str, option: str) -> None:
+    format_words = "games 3 stake 5" if option == "stake" else "single rate 1 limit 10"
+    line = f"invite x@example.org prize {format_words} {option} {text}".replace(f"{option} 5 ", "").replace(
+        f"{option} 10 ", "")
+    assert is_command_line(line)
+    (command,) = parse_commands(line)
+    assert isinstance(command, CommandError) and command.code.startswith("prize"), command
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80), st.sampled_from(["", "invite x@example.org prize games 3 stake ",
+                                             "einladen x@example.org preis einzel satz 1 limit ", "stake "]))
+def test_reading_a_line_never_raises(text: str, prefix: str) -> None:
+    is_command_line(prefix + text)
+    parse_commands(prefix + text)
+
+
+def test_a_repeated_prize_option_is_refused_not_last_wins() -> None:
+    (command,) = parse_commands("invite x@example.org prize games 3 stake 5 stake 2.50")
+    assert command == CommandError("invite x@example.org prize games 3 stake 5 stake 2.50", "prize-repeated", "stake")
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    ("einladen x@example.org preis 3 spiele einsatz 2,50", PrizeKind.SERIES),
+    ("einladen x@example.org preis 5 punkte einsatz 5", PrizeKind.MATCH),
+    ("invite x@example.org prize 3 games stake 2.50", PrizeKind.SERIES),
+    ("invite x@example.org prize 5 points stake 5", PrizeKind.MATCH),
+    ("einladen x@example.org preis einzel satz 1 limit 10", PrizeKind.SINGLE),
+])
+def test_the_seeds_own_names_of_the_prize_formats_are_understood(line: str, kind: PrizeKind) -> None:
+    (command,) = parse_commands(line)
+    assert isinstance(command, Invite) and command.options.prize is not None
+    assert command.options.prize.kind is kind
+
+
+@pytest.fixture
+def players(office) -> tuple[Player, Player]:
+    return Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+
+
+@pytest.mark.parametrize("hostile", ["einladen x@example.org preis einzel satz 1 limit 1e99",
+                                     "invite x@example.org prize games 3 stake 1e30",
+                                     "invite x@example.org prize games 3 stake " + "9" * 32])
+def test_a_hostile_amount_in_a_game_reply_neither_loses_the_move_nor_the_mail(office, players, hostile) -> None:
+    anna, ben = players
+    office.dice.load((3, 1))
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+    mover, seat = next((player, seat) for seat, player in enumerate((anna, ben))
+                       if player.next_command(seat, player.last_of(office.table(match_id).token(seat))))
+    command = mover.next_command(seat, mover.last_of(office.table(match_id).token(seat)))
+    before = office.table(match_id).game
+    sent = mover.reply(f"{command}\n{hostile}", to=mover.last_of(office.table(match_id).token(seat)))
+    assert sent, "the mail is answered, not shunted"
+    assert office.table(match_id).game != before, "the move in the same mail is applied"
+    told = " ".join(prose_of(mail) for mail in sent if recipient(mail) == mover.address)
+    assert "is not an amount this prize game takes" in told, told
+
+
+def test_a_refused_invitation_written_in_a_reply_gets_its_own_clear_answer(office, players) -> None:
+    anna, ben = players
+    anna.write_confirmed("invite ben@example.org prize games 3 stake 2.50")
+    thread = anna.last
+    assert "Invitation to" in str(thread["Subject"]) or "ben" in str(thread["Subject"]).lower(), thread["Subject"]
+    before = office.snapshot()
+    (answer,) = anna.reply("invite carl@example.org prize match 3 stake 2.50", to=thread)
+    assert office.snapshot() == before
+    text = prose_of(answer)
+    assert '"3" after prize is not a prize game' in text and "prize 5 points" in text, text
+    assert str(answer["Subject"]) != str(thread["Subject"]), "not the earlier invitation's subject"
+    assert "We will tell you when" not in text and "Reply with your move" not in text, text
