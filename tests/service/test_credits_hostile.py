@@ -98,3 +98,72 @@ def test_a_refused_invitation_written_in_a_reply_gets_its_own_clear_answer(offic
     assert '"3" after prize is not a prize game' in text and "prize 5 points" in text, text
     assert str(answer["Subject"]) != str(thread["Subject"]), "not the earlier invitation's subject"
     assert "We will tell you when" not in text and "Reply with your move" not in text, text
+
+
+def grant(config_file, *arguments: str) -> int:
+    from pbem.cli import main
+
+    return main(["credits", "grant", *arguments, "--config", str(config_file)])
+
+
+def test_grants_are_bounded_and_the_ledger_check_reports_values_it_cannot_sum(
+        office, players, config_file, capsys) -> None:
+    from sqlalchemy import text
+
+    from pbem.cli import main
+
+    anna, _ = players
+    anna.write("credits")
+    for huge in ("92233720368547758.07", "9223372036854775807", "1000000.01", "1e30", "1_000", "٢.٥٠", "2.5,"):
+        assert grant(config_file, "anna@example.org", huge, "--reason", "t") == 2, huge
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert grant(config_file, "anna@example.org", "1000000", "--reason", "the largest grant") == 0
+    assert capsys.readouterr().out == "anna@example.org 1000100.00\n"
+    assert main(["ledger", "check", "--config", str(config_file)]) == 0
+    capsys.readouterr()
+    with office.engine.begin() as connection:  # a REAL and a value too large, written behind the ledger's back
+        connection.execute(text("UPDATE accounts SET balance_cents = 9.2e18 WHERE key LIKE 'player:%'"))
+        connection.execute(text("UPDATE ledger_entries SET amount_cents = 9223372036854775807 WHERE id = "
+                                "(SELECT max(id) FROM ledger_entries)"))
+    assert main(["ledger", "check", "--config", str(config_file)]) == 1
+    err = capsys.readouterr().err
+    assert "is not a whole number of cents within" in err and "Traceback" not in err, err
+    assert "entry" in err and "account player:" in err, err
+
+
+def test_the_ledger_refuses_a_balance_beyond_its_limit(engine) -> None:
+    from sqlmodel import Session
+
+    from pbem.store import ledger
+
+    with Session(engine) as session:
+        issuer, _ = ledger.ensure_account(session, ledger.ISSUER_KEY, ledger.AccountKind.ISSUER)
+        house, _ = ledger.ensure_account(session, ledger.HOUSE_KEY, ledger.AccountKind.HOUSE)
+        with pytest.raises(ledger.BeyondLimit):
+            ledger.post(session, ledger.MovementKind.GRANT, [(issuer, -(ledger.MAX_MOVED_CENTS + 1)),
+                                                             (house, ledger.MAX_MOVED_CENTS + 1)])
+        session.execute(ledger.update(ledger.Account).where(ledger.col(ledger.Account.id) == house)
+                        .values(balance_cents=ledger.MAX_LEDGER_CENTS))
+        with pytest.raises(ledger.BeyondLimit):
+            ledger.post(session, ledger.MovementKind.GRANT, [(issuer, -1), (house, 1)])
+
+
+def test_the_grant_reason_is_one_bounded_line_wrapped_in_the_players_mail(office, players, config_file, capsys) -> None:
+    anna, _ = players
+    anna.write("credits")
+    assert grant(config_file, "anna@example.org", "5", "--reason", "x" * 201) == 2
+    assert "at most 200" in capsys.readouterr().err
+    long_reason = "for\nwinning the\tspring cup " + "and being a very good sport all along " * 4
+    assert grant(config_file, "anna@example.org", "5", "--reason", long_reason.strip()) == 0
+    (answer,) = anna.write("credits")
+    text = text_of(answer)
+    assert "grant: for winning the spring cup and being" in text, text
+    assert all(len(line) <= 78 for line in text.splitlines()), text
+
+
+def test_no_grant_to_the_assistant(office, players, config_file, capsys) -> None:
+    anna, _ = players
+    anna.write("play assistant")
+    assert grant(config_file, "assistant@pbem.invalid", "50", "--reason", "t") == 2
+    assert "the Assistant plays no prize games and has no account" in capsys.readouterr().err
