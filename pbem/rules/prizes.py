@@ -24,7 +24,7 @@ places here and whole cents in the ledger (:func:`to_cents`, :func:`from_cents`)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import Any
@@ -93,12 +93,18 @@ def fee(value: Decimal, percent: Decimal) -> Decimal:
 @dataclass(frozen=True)
 class Prize:
     """What an invitation plays for: ``stake`` for a series or match, ``rate`` and ``limit``
-    for a single game (the others zero)."""
+    for a single game (the others zero), and the house's ``fee_percent``, fixed when the
+    invitation is sent so that the game pays what its invitation promised (None: not fixed yet,
+    as read from a mail, or a prize stored before fees were kept with it)."""
 
     kind: PrizeKind
     stake: Decimal = Decimal(0)
     rate: Decimal = Decimal(0)
     limit: Decimal = Decimal(0)
+    fee_percent: Decimal | None = None
+
+    def with_fee(self, fee_percent: Decimal) -> Prize:
+        return replace(self, fee_percent=fee_percent)
 
     @property
     def deposit(self) -> Decimal:
@@ -119,11 +125,15 @@ class Prize:
         return {PrizeKind.MATCH: 5, PrizeKind.SERIES: 4, PrizeKind.SINGLE: 2}[self.kind]
 
     def to_dict(self) -> dict[str, str]:
-        return {"kind": self.kind.value, "stake": str(self.stake), "rate": str(self.rate), "limit": str(self.limit)}
+        fee = {} if self.fee_percent is None else {"fee_percent": str(self.fee_percent)}
+        return {"kind": self.kind.value, "stake": str(self.stake), "rate": str(self.rate), "limit": str(self.limit),
+                **fee}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Prize:
-        return cls(PrizeKind(data["kind"]), amount(data["stake"]), amount(data["rate"]), amount(data["limit"]))
+        fee = data.get("fee_percent")
+        return cls(PrizeKind(data["kind"]), amount(data["stake"]), amount(data["rate"]), amount(data["limit"]),
+                   None if fee is None else amount(fee))
 
 
 @dataclass(frozen=True)

@@ -94,12 +94,18 @@ def allowed(prize: Prize, config: Config) -> bool:
     return prize.stake in config.credits.stakes
 
 
+def fee_percent_of(prize: Prize, config: Config) -> Decimal:
+    """The fee the prize game pays: the one fixed at its invitation; for a prize stored before
+    fees were kept with it, the config's."""
+    return config.credits.fee_percent if prize.fee_percent is None else prize.fee_percent
+
+
 def invitation_terms(prize: Prize | None, config: Config) -> dict[str, object]:
     """What an invitation's mail says of its prize: the prize, the fee, what the winner gets and
     what a tie gives back (nothing without a prize)."""
     if prize is None:
         return {"prize": None}
-    fee_percent = config.credits.fee_percent
+    fee_percent = fee_percent_of(prize, config)
     return {"prize": prize, "fee_percent": fee_percent, "winner_gets": prizes.winner_gets(prize, fee_percent),
             "tie_back": prizes.tie_back(prize, fee_percent)}
 
@@ -164,7 +170,7 @@ def settle(talk: Conversation, table: Table, prize: Prize, last: Result) -> None
     The transaction takes no lock after this one: the house's account, which every settlement
     shares, is then held only by transactions that wait for nothing more."""
     session = talk.session
-    paid = prizes.payout(prize, table.score, last, talk.config.credits.fee_percent)
+    paid = prizes.payout(prize, table.score, last, fee_percent_of(prize, talk.config))
     escrow_id = ledger.account_id_of(session, ledger.escrow_key(table.id))
     assert escrow_id is not None, f"prize match {table.id} ends without an escrow"
     held = ledger.lock_balances(session, [escrow_id])[escrow_id]

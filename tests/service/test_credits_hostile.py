@@ -167,3 +167,36 @@ def test_no_grant_to_the_assistant(office, players, config_file, capsys) -> None
     anna.write("play assistant")
     assert grant(config_file, "assistant@pbem.invalid", "50", "--reason", "t") == 2
     assert "the Assistant plays no prize games and has no account" in capsys.readouterr().err
+
+
+def test_the_fee_is_fixed_at_the_invitation_not_read_at_the_end(office, players) -> None:
+    from decimal import Decimal
+    from functools import partial
+
+    from pbem.service import handle_mail
+    from pbem.store.game_records import MatchStatus
+
+    anna, ben = players
+    office.dice.load((3, 1))
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org prize games 3 stake 5")
+    assert "the winner gets 9.00 ℂ" in prose_of(ben.inbox[-2])
+    raised = office.config.model_copy(
+        update={"credits": office.config.credits.model_copy(update={"fee_percent": Decimal(50)})})
+    office.config = raised  # the operator raises the fee and restarts the daemon
+    office.pipeline.handler = partial(handle_mail, config=raised, dice=office.dice)
+    from post_office import acts
+
+    acts(office, ben, "$quit")
+    assert office.table(match_id).status is MatchStatus.FINISHED
+    assert "Prize: you get 9.00 ℂ; the house takes a fee of 1.00 ℂ" in prose_of(anna.last), prose_of(anna.last)
+
+
+def test_a_prize_stored_without_its_fee_takes_the_configs() -> None:
+    from decimal import Decimal
+
+    from pbem.rules.prizes import Prize
+
+    old = Prize.from_dict({"kind": "games", "stake": "5.00", "rate": "0", "limit": "0"})
+    assert old.fee_percent is None
+    fixed = old.with_fee(Decimal(10))
+    assert Prize.from_dict(fixed.to_dict()) == fixed and fixed.to_dict()["fee_percent"] == "10"
