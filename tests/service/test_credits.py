@@ -62,8 +62,8 @@ def test_a_prize_series_escrows_both_stakes_and_pays_the_winner_less_the_fee(off
     assert table.score.rules.format.value == "games" and table.score.rules.length == 3
     assert table.score.rules.cube_cap == 1, "seed 004: the series of 3 games is played without the cube"
     assert "each player stakes 2.50 ℂ; the winner gets 4.50 ℂ" in prose_of(ben.inbox[-2])
-    assert "Both deposits of 2.50 ℂ are held in escrow until the end: 5.00 ℂ at stake." in prose_of(ben.last)
-    assert "Prize game: each player staked 2.50 ℂ; at stake: 5.00 ℂ" in prose_of(anna.last)
+    assert "Both deposits, 2.50 ℂ each, are held in escrow until the end: 5.00 ℂ in escrow." in prose_of(ben.last)
+    assert "Prize game: each player staked 2.50 ℂ; the winner gets the 5.00 ℂ in escrow" in prose_of(anna.last)
     assert balance_of(office, anna.address) == balance_of(office, ben.address) == Decimal("97.50")
     assert ledger_problems(office) == []
     (listing,) = anna.write("games")
@@ -171,7 +171,7 @@ def test_an_accepted_resignation_in_a_single_prize_game_pays_per_point(office, p
     anna, ben = players
     office.dice.load((3, 1))
     match_id = invite_and_accept(office, anna, ben, "invite ben@example.org prize single rate 2 limit 20")
-    assert "Prize game: 2.00 ℂ a point, limit 20.00 ℂ; at stake now: 2.00 ℂ for a single win" in prose_of(anna.last)
+    assert "Prize game: 2.00 ℂ a point, limit 20.00 ℂ; a single win at this cube pays 2.00 ℂ" in prose_of(anna.last)
     acts(office, anna, "resign gammon")
     acts(office, ben, "accept")
     assert office.table(match_id).status is MatchStatus.FINISHED

@@ -200,3 +200,13 @@ def test_a_prize_stored_without_its_fee_takes_the_configs() -> None:
     assert old.fee_percent is None
     fixed = old.with_fee(Decimal(10))
     assert Prize.from_dict(fixed.to_dict()) == fixed and fixed.to_dict()["fee_percent"] == "10"
+
+
+def test_a_single_prize_games_mails_name_the_escrow_and_what_a_win_pays_consistently(office, players) -> None:
+    anna, ben = players
+    office.dice.load((3, 1))
+    invite_and_accept(office, anna, ben, "invite ben@example.org prize single rate 1 limit 10")
+    text = prose_of(ben.last)
+    assert "Both deposits, 10.00 ℂ each, are held in escrow until the end: 20.00 ℂ in escrow." in text, text
+    assert "a single win at this cube pays 1.00 ℂ, less the fee" in text, text
+    assert "at stake" not in text, text
