@@ -117,8 +117,8 @@ def missing(session: Session, player: Player, deposit: Decimal, config: Config) 
 
 def refuse_invitation(talk: Conversation, prize: Prize, invitee: Player, table: Table | None = None) -> bool:
     """Tell the sender why a prize invitation cannot be sent (True), or nothing (False): a stake
-    the server does not allow, the Assistant (who has no account), or a player who cannot cover
-    the deposit."""
+    the server does not allow, the Assistant (who has no account), or a sender who cannot cover
+    the deposit.  The invitee's balance is theirs alone: it is checked when they accept."""
     credits = talk.config.credits
     if not allowed(prize, talk.config):
         talk.say_template(Notice.PRIZE_NOT_ALLOWED, table, prize=prize, stakes=credits.stakes,
@@ -132,16 +132,13 @@ def refuse_invitation(talk: Conversation, prize: Prize, invitee: Player, table: 
         talk.say_template(Notice.PRIZE_NOT_COVERED, table, deposit=prize.deposit, short=short,
                           balance=balance(talk.session, talk.sender, talk.config))
         return True
-    if missing(talk.session, invitee, prize.deposit, talk.config):
-        talk.say_template(Notice.PRIZE_INVITEE_NOT_COVERED, table, address=invitee.address, deposit=prize.deposit)
-        return True
     return False
 
 
 def escrow(talk: Conversation, table: Table, prize: Prize) -> list[Decimal] | None:
     """Move both deposits into the match's escrow and return both balances after, or, when
-    either player cannot cover theirs, move nothing at all: both hear who lacks how much, and
-    the invitation stays open (None).
+    either player cannot cover theirs, move nothing at all: each hears what they themselves
+    lack (never the other's balance or shortfall), and the invitation stays open (None).
 
     Both player accounts are locked (in the order of their ids) before their balances are read,
     so that no other transaction can spend the credits between the check and the movement.

@@ -152,9 +152,12 @@ def test_an_invitation_accepted_when_a_stake_is_no_longer_covered_stays_open_and
     assert office.matches()[1].status == MatchStatus.INVITED
     said = prose_of(ben.last)
     assert "Your credits do not cover the deposit of 5.00 ℂ: your balance is 0.00 ℂ, 5.00 ℂ is missing." in said
-    assert "Anna's credits do not cover the deposit of 5.00 ℂ." in said
-    assert "the invitation stays open" in said
-    assert "Ben's credits do not cover the deposit" in prose_of(anna.last)
+    assert "Anna" not in said and "5.00 ℂ is missing" in said, "only one's own balance, never the other's"
+    assert "it starts only when both deposits of 5.00 ℂ are covered" in said
+    assert "The invitation stays open" in said
+    told = prose_of(anna.last)
+    assert "it starts only when both deposits of 5.00 ℂ are covered" in told
+    assert "your balance is 0.00 ℂ, 5.00 ℂ is missing" in told and "Ben's" not in told, "her own, never Ben's"
     assert ledger_problems(office) == []
 
 

@@ -210,3 +210,25 @@ def test_a_single_prize_games_mails_name_the_escrow_and_what_a_win_pays_consiste
     assert "Both deposits, 10.00 ℂ each, are held in escrow until the end: 20.00 ℂ in escrow." in text, text
     assert "a single win at this cube pays 1.00 ℂ, less the fee" in text, text
     assert "at stake" not in text, text
+
+
+def test_an_inviter_never_learns_whether_the_invitee_can_cover_the_deposit(data_dir, database_table) -> None:
+    from pbem.config import load_config
+    from post_office import LoadedDice, PostOffice
+
+    config_file = data_dir.parent / "ten.toml"
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
+                           f'{database_table}[credits]\nstart = 20\n', encoding="utf-8")
+    office = PostOffice(load_config(config_file), LoadedDice(seed=1))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    ben.write("credits")
+    anna.write_confirmed("invite ben@example.org prize single rate 1 limit 10")
+    ben.reply("accept")  # ben now holds 10.00, too little for a limit of 20
+    assert grant(config_file, "anna@example.org", "10", "--reason", "t") == 0  # anna holds 20.00
+    anna.write_confirmed("invite ben@example.org prize single rate 2 limit 20")
+    assert "Invitation from Anna" in str(ben.last["Subject"]), "the invitation is sent all the same"
+    ben.reply("accept", to=ben.last)
+    assert "your balance is 10.00 ℂ, 10.00 ℂ is missing" in prose_of(ben.last)
+    told = prose_of(anna.last)
+    assert "it starts only when both deposits of 20.00 ℂ are covered" in told, told
+    assert "10.00" not in told and "does not have" not in told and "missing" not in told, told
