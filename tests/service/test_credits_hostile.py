@@ -232,3 +232,20 @@ def test_an_inviter_never_learns_whether_the_invitee_can_cover_the_deposit(data_
     told = prose_of(anna.last)
     assert "it starts only when both deposits of 20.00 ℂ are covered" in told, told
     assert "10.00" not in told and "does not have" not in told and "missing" not in told, told
+
+
+@pytest.mark.parametrize(("command", "prize"), [("help", "prize single rate 1 limit 10"),
+                                                ("hilfe", "preis einzel satz 1 limit 10")])
+def test_the_helps_prize_rows_keep_their_two_columns(office, players, command, prize) -> None:
+    anna, _ = players
+    (answer,) = anna.write(command)
+    lines = text_of(answer).splitlines()
+    rows = [line for line in lines if " prize " in line or " preis " in line]
+    assert len(rows) == 3 and all(len(line) <= 78 for line in rows), rows
+    import re
+
+    columns = {re.match(r"  \S.*?  +", line).end() for line in rows}
+    assert len(columns) == 1, rows
+    (column,) = columns
+    assert all(len(line[column:].split()) >= 3 for line in rows), ("each row says what it is", rows)
+    assert any(prize in line for line in rows)
