@@ -32,7 +32,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Field, Session, SQLModel, col
 
 from pbem.store.db import UTCDateTime, utc_now
-from pbem.store.game_records import MatchRecord, MatchStatus
+from pbem.store.game_records import MatchRecord, MatchStatus, Player
 
 
 class AccountKind(StrEnum):
@@ -233,7 +233,8 @@ def check_ledger(session: Session) -> list[str]:
     they could not be trusted, and SQLite's would fail."""
     problems = _values_out_of_bounds(session)
     if problems:
-        return [*problems, "the sums were not checked: first repair the values above"]
+        return [*problems, *_accounts_misplaced(session), "the sums were not checked: first repair the values above"]
+    problems += _accounts_misplaced(session)
     unbalanced = session.execute(
         select(col(Movement.id), func.coalesce(func.sum(Entry.amount_cents), 0), func.count(col(Entry.id)))
         .outerjoin(Entry, col(Entry.movement_id) == col(Movement.id))
@@ -276,6 +277,38 @@ def check_ledger(session: Session) -> list[str]:
     total = session.execute(select(func.coalesce(func.sum(Account.balance_cents), 0))).scalar_one()
     if total != 0:
         problems.append(f"the balances of all accounts sum to {total} cents, not 0")
+    return problems
+
+
+def _accounts_misplaced(session: Session) -> list[str]:
+    """Accounts that are not what their kind says: one issuer and one house, with their fixed
+    keys; a player's account for an existing player, an escrow for an existing match, each
+    under its own key.  (A changed kind would escape the below-zero check, a deleted match
+    would hide its escrow from the check of finished games.)"""
+    players = set(session.execute(select(col(Player.id))).scalars())
+    matches = set(session.execute(select(col(MatchRecord.id))).scalars())
+    problems = []
+    singles = {AccountKind.ISSUER.value: ISSUER_KEY, AccountKind.HOUSE.value: HOUSE_KEY}
+    found: dict[str, int] = {}
+    rows = session.execute(select(col(Account.key), col(Account.kind), col(Account.player_id), col(Account.match_id))
+                           .order_by(col(Account.id))).all()
+    for key, kind, player_id, match_id in rows:
+        if kind in singles:
+            found[kind] = found.get(kind, 0) + 1
+            right = key == singles[kind] and player_id is None and match_id is None
+            if not right:
+                problems.append(f"account {key}: of kind {kind}, which only the account {singles[kind]} is")
+        elif kind == AccountKind.PLAYER.value:
+            if player_id not in players or key != player_key(player_id) or match_id is not None:
+                problems.append(f"account {key}: a player's account, but not of an existing player "
+                                f"under the key {player_key(player_id) if player_id is not None else 'player:ID'}")
+        elif kind == AccountKind.ESCROW.value:
+            if match_id not in matches or key != escrow_key(match_id) or player_id is not None:
+                problems.append(f"account {key}: an escrow, but not of an existing match "
+                                f"under the key {escrow_key(match_id) if match_id is not None else 'escrow:MATCH'}")
+        else:
+            problems.append(f"account {key}: of no known kind ({kind})")
+    problems += [f"{count} accounts of kind {kind}, not one" for kind, count in found.items() if count > 1]
     return problems
 
 

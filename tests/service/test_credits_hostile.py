@@ -249,3 +249,33 @@ def test_the_helps_prize_rows_keep_their_two_columns(office, players, command, p
     (column,) = columns
     assert all(len(line[column:].split()) >= 3 for line in rows), ("each row says what it is", rows)
     assert any(prize in line for line in rows)
+
+
+@pytest.mark.parametrize(("tampering", "reported"), [
+    ("DELETE FROM matches WHERE id = (SELECT max(match_id) FROM accounts)", "an escrow, but not of an existing match"),
+    ("UPDATE accounts SET kind = 'issuer' WHERE key = 'player:1'", "of kind issuer, which only the account issuer is"),
+    ("UPDATE accounts SET key = 'player:999' WHERE key = 'player:1'", "a player's account, but not of an existing player"),
+    ("UPDATE accounts SET key = 'mint' WHERE key = 'issuer'", "of kind issuer, which only the account issuer is"),
+    ("UPDATE accounts SET kind = 'vault' WHERE key = 'player:2'", "of no known kind (vault)"),
+])
+def test_the_ledger_check_finds_misplaced_accounts(office, players, tampering, reported) -> None:
+    from sqlalchemy import text
+    from sqlmodel import Session
+
+    from pbem.store.ledger import check_ledger
+
+    anna, ben = players
+    office.dice.load((3, 1))
+    invite_and_accept(office, anna, ben, "invite ben@example.org prize games 3 stake 2.50")
+    with Session(office.engine) as session:
+        assert check_ledger(session) == []
+    with office.engine.connect() as connection:  # by hand, past the foreign keys, as with the sqlite3 shell
+        if office.engine.dialect.name == "postgresql":
+            connection.execute(text("SET session_replication_role = replica"))
+        else:
+            connection.exec_driver_sql("PRAGMA foreign_keys = OFF")
+        connection.execute(text(tampering))
+        connection.commit()
+    with Session(office.engine) as session:
+        problems = check_ledger(session)
+    assert any(reported in problem for problem in problems), problems
