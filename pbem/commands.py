@@ -347,6 +347,9 @@ _STAKE_WORDS = ("stake", "einsatz")
 _PRIZE_WORDS = ("prize", "preis")
 _PRIZE_AMOUNT_WORDS = {**dict.fromkeys(_STAKE_WORDS, "stake"), **dict.fromkeys(("rate", "satz"), "rate"),
                        "limit": "limit"}
+_AMOUNT_WITH_COMMA = re.compile(r"\b(?:stake|einsatz|rate|satz|limit)\s+[0-9.,]*[0-9],(?![0-9])")
+"""A prize amount ending in a comma (``stake 2.5,``): a decimal comma with its decimals lost, or
+a list's comma? Money is not guessed at: it is refused."""
 _PRIZE_COUNTED_WORDS = {**dict.fromkeys(("games", "spiele"), "games"), **dict.fromkeys(("points", "punkte"), "match")}
 """The seed's own word order, ``Preis 3 Spiele`` and ``Preis 5 Punkte``: the number first."""
 _PRIZE_FORMATS = {Format.GAMES: (PrizeKind.SERIES, SERIES_GAMES), Format.MATCH: (PrizeKind.MATCH, MATCH_POINTS),
@@ -509,8 +512,11 @@ def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
     money_only_word = settle_word = prize_word = ""
     amounts: dict[str, tuple[str, str]] = {}
     """Prize amounts by option (stake, rate, limit): (the word as written, the value)."""
-    words = _prize_word_order([word for word in re.split(r"[\s;]+|,(?!\d)", " ".join(words)) if word])
+    joined = " ".join(words)
+    words = _prize_word_order([word for word in re.split(r"[\s;]+|,(?!\d)", joined) if word])
     prize_game = any(word in _PRIZE_WORDS for word in words)
+    if prize_game and (unclear := _AMOUNT_WITH_COMMA.search(joined)):
+        return CommandError(line, "prize-amount", unclear.group(0))
     position = 0
     while position < len(words):
         word = words[position]

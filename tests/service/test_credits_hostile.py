@@ -45,6 +45,13 @@ def test_reading_a_line_never_raises(text: str, prefix: str) -> None:
     parse_commands(prefix + text)
 
 
+@pytest.mark.parametrize("line", ["invite x@example.org prize games 3 stake 2.5,",
+                                  "invite x@example.org prize single rate 1, limit 10"])
+def test_a_prize_amount_ending_in_a_comma_is_not_guessed(line: str) -> None:
+    (command,) = parse_commands(line)
+    assert isinstance(command, CommandError) and command.code == "prize-amount", command
+
+
 def test_a_repeated_prize_option_is_refused_not_last_wins() -> None:
     (command,) = parse_commands("invite x@example.org prize games 3 stake 5 stake 2.50")
     assert command == CommandError("invite x@example.org prize games 3 stake 5 stake 2.50", "prize-repeated", "stake")
