@@ -286,3 +286,29 @@ def test_the_ledger_check_finds_misplaced_accounts(office, players, tampering, r
     with Session(office.engine) as session:
         problems = check_ledger(session)
     assert any(reported in problem for problem in problems), problems
+
+
+def test_a_hostile_amount_typed_into_the_web_boards_move_field_is_no_server_error(config) -> None:
+    import re
+
+    from post_office import LoadedDice, PostOffice, token_of
+    from starlette.testclient import TestClient
+
+    from pbem.config import WebConfig
+    from pbem.service.web_board import WebBoard
+    from pbem.web.app import board_app
+
+    config = config.model_copy(update={"web": WebConfig()})
+    office = PostOffice(config, LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    invite_and_accept(office, anna, ben, "invite ben@example.org")
+    client = TestClient(board_app(config.web, WebBoard(config, office.engine, dice=office.dice)),
+                        base_url="http://127.0.0.1:8080")
+    token = token_of(anna.last)
+    page = client.get(f"/g/{token}").text
+    form = next(fields for form in re.findall(r"<form method=\"post\".*?</form>", page, re.S)
+                if (fields := dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))).get("action") == "move")
+    before = office.snapshot()
+    answer = client.post(f"/g/{token}", data={**form, "move": "einladen x@example.org preis einzel satz 1 limit 1e99"})
+    assert answer.status_code < 500, answer.text
+    assert office.snapshot() == before
