@@ -144,6 +144,7 @@ def test_the_ledger_refuses_a_balance_beyond_its_limit(engine) -> None:
 
     from pbem.store import ledger
 
+    assert ledger.MAX_MOVED_CENTS == MAX_AMOUNT * 100, "the ledger's bound on one entry is the largest amount"
     with Session(engine) as session:
         issuer, _ = ledger.ensure_account(session, ledger.ISSUER_KEY, ledger.AccountKind.ISSUER)
         house, _ = ledger.ensure_account(session, ledger.HOUSE_KEY, ledger.AccountKind.HOUSE)
