@@ -46,12 +46,14 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
     option word as written.
 ``prize``
     ``prize``/``preis`` not followed by ``games 3``/``spiele 3`` (or the seed's ``3 games``/``3
-    spiele``), ``match 5``/``partie 5`` (or ``5 points``/``5 punkte``) or ``single``/``einzel``, or with ``money``/``geld``; details: the word that stood there.
+    spiele``), ``match 5``/``partie 5`` (or ``5 points``/``5 punkte``) or ``single``/``einzel``,
+    or with ``money``/``geld``; details: the word that stood there.
 ``prize-amount``
     in a prize invitation, ``stake``/``einsatz``, ``rate``/``satz`` or ``limit`` without an
-    amount like ``2.50`` (or ``2,50``; :func:`pbem.rules.prizes.amount`, at most :data:`MAX_STAKE`), one of these missing (a series or match needs a stake,
-    a single game a rate and a limit) or one that does not belong to the format; details: the
-    option word, or the missing one.
+    amount like ``2.50`` (or ``2,50``; :func:`pbem.rules.prizes.amount`, at most
+    :data:`MAX_STAKE`), one ending in a comma, one of these missing (a series or match needs a
+    stake, a single game a rate and a limit) or one that does not belong to the format; details:
+    the option word and value, or the missing option.
 ``prize-repeated``
     ``stake``/``einsatz``, ``rate``/``satz`` or ``limit`` twice in one prize invitation (never
     last-wins with money); details: the second word as written.

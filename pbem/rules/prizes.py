@@ -48,8 +48,9 @@ class PrizeKind(StrEnum):
 
 
 MAX_AMOUNT = Decimal("1000000.00")
-"""The largest amount of credits anything may name (a stake, a grant, a config value) and the
-largest balance an account may hold: far above any play, far below what 64-bit cents hold."""
+"""The largest amount of credits anything may name (a stake, a grant, a config value): far above
+any play, far below what 64-bit cents hold (the ledger bounds balances too:
+``pbem.store.ledger.MAX_LEDGER_CENTS``)."""
 AMOUNT_PATTERN = re.compile(r"[0-9]{1,7}(?:[.,][0-9]{1,2})?")
 """Plain ASCII digits, at most one decimal separator (``.`` or ``,``) and two decimals: no sign,
 exponent, underscore, grouping or other script's digits, so that a hostile number is refused
