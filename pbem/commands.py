@@ -45,13 +45,18 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
     ``beaver``, ``jacoby`` or ``stake`` in an invitation that is not ``money``; details: the
     option word as written.
 ``prize``
-    ``prize``/``preis`` not followed by ``games 3``/``spiele 3``, ``match 5``/``partie 5`` or
-    ``single``/``einzel``, or with ``money``/``geld``; details: the word that stood there.
+    ``prize``/``preis`` not followed by ``games 3``/``spiele 3`` (or the seed's ``3 games``/``3
+    spiele``), ``match 5``/``partie 5`` (or ``5 points``/``5 punkte``) or ``single``/``einzel``,
+    or with ``money``/``geld``; details: the word that stood there.
 ``prize-amount``
     in a prize invitation, ``stake``/``einsatz``, ``rate``/``satz`` or ``limit`` without an
-    amount like ``2.50`` (or ``2,50``), one of these missing (a series or match needs a stake,
-    a single game a rate and a limit) or one that does not belong to the format; details: the
-    option word, or the missing one.
+    amount like ``2.50`` (or ``2,50``; :func:`pbem.rules.prizes.amount`, at most
+    :data:`MAX_STAKE`), one ending in a comma, one of these missing (a series or match needs a
+    stake, a single game a rate and a limit) or one that does not belong to the format; details:
+    the option word and value, or the missing option.
+``prize-repeated``
+    ``stake``/``einsatz``, ``rate``/``satz`` or ``limit`` twice in one prize invitation (never
+    last-wins with money); details: the second word as written.
 ``prize-only``
     ``rate``/``satz`` or ``limit`` in an invitation that is not a prize game; details: the word.
 ``settle-format``
@@ -344,6 +349,11 @@ _STAKE_WORDS = ("stake", "einsatz")
 _PRIZE_WORDS = ("prize", "preis")
 _PRIZE_AMOUNT_WORDS = {**dict.fromkeys(_STAKE_WORDS, "stake"), **dict.fromkeys(("rate", "satz"), "rate"),
                        "limit": "limit"}
+_AMOUNT_WITH_COMMA = re.compile(r"\b(?:stake|einsatz|rate|satz|limit)\s+[0-9.,]*[0-9],(?![0-9])")
+"""A prize amount ending in a comma (``stake 2.5,``): a decimal comma with its decimals lost, or
+a list's comma? Money is not guessed at: it is refused."""
+_PRIZE_COUNTED_WORDS = {**dict.fromkeys(("games", "spiele"), "games"), **dict.fromkeys(("points", "punkte"), "match")}
+"""The seed's own word order, ``Preis 3 Spiele`` and ``Preis 5 Punkte``: the number first."""
 _PRIZE_FORMATS = {Format.GAMES: (PrizeKind.SERIES, SERIES_GAMES), Format.MATCH: (PrizeKind.MATCH, MATCH_POINTS),
                   Format.SINGLE: (PrizeKind.SINGLE, 1)}
 
@@ -417,6 +427,14 @@ def parse_commands(new_text: str, subject: str = "") -> list[Command]:
 def is_command_line(line: str) -> bool:
     """True when ``line`` alone is a command, a move or an error: anything but a note."""
     return not isinstance(_read_line(line), Note)
+
+
+def is_invitation(line: str) -> bool:
+    """True when ``line`` invites somebody (a player or the Assistant): what it says, right or
+    wrong, concerns a new game, not the one whose thread it may be written in."""
+    words = unicodedata.normalize("NFC", line).lower().split()
+    return bool(words) and (words[0] in _INVITE_WORDS
+                            or (words[0] in _PLAY_WORDS and len(words) > 1 and words[1] in _ASSISTANT_WORDS))
 
 
 def _read_line(line: str) -> Command:
@@ -496,8 +514,11 @@ def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
     money_only_word = settle_word = prize_word = ""
     amounts: dict[str, tuple[str, str]] = {}
     """Prize amounts by option (stake, rate, limit): (the word as written, the value)."""
-    words = [word for word in re.split(r"[\s;]+|,(?!\d)", " ".join(words)) if word]
+    joined = " ".join(words)
+    words = _prize_word_order([word for word in re.split(r"[\s;]+|,(?!\d)", joined) if word])
     prize_game = any(word in _PRIZE_WORDS for word in words)
+    if prize_game and (unclear := _AMOUNT_WITH_COMMA.search(joined)):
+        return CommandError(line, "prize-amount", unclear.group(0))
     position = 0
     while position < len(words):
         word = words[position]
@@ -508,6 +529,8 @@ def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
                 return CommandError(line, "prize", value)
             prize_word = word
         elif word in _PRIZE_AMOUNT_WORDS and (prize_game or word not in _STAKE_WORDS):
+            if _PRIZE_AMOUNT_WORDS[word] in amounts:
+                return CommandError(line, "prize-repeated", word)
             amounts[_PRIZE_AMOUNT_WORDS[word]] = (word, value)
             position += 1
         elif word in _FORMAT_WORDS:
@@ -560,6 +583,15 @@ def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:
     if settle_word and settings.get("kind", Format.SINGLE) not in _SETTLE_FORMATS:
         return CommandError(line, "settle-format", settle_word)
     return GameOptions(**settings)  # type: ignore[arg-type]  # the keys are GameOptions fields, set above
+
+
+def _prize_word_order(words: list[str]) -> list[str]:
+    """``prize 3 games``/``preis 5 punkte`` (the seed's names) as ``prize games 3``/``prize match 5``."""
+    for position, word in enumerate(words[:-2]):
+        if word in _PRIZE_WORDS and words[position + 1].isdigit() and words[position + 2] in _PRIZE_COUNTED_WORDS:
+            words = [*words[:position + 1], _PRIZE_COUNTED_WORDS[words[position + 2]], words[position + 1],
+                     *words[position + 3:]]
+    return words
 
 
 def _prize(line: str, settings: dict[str, object], amounts: dict[str, tuple[str, str]]) -> Prize | CommandError:

@@ -142,6 +142,11 @@ def test_leaving_out_imap_and_smtp_keeps_the_local_folders(tmp_path):
         ("[limits]\nmax_mail_bytes = true\n", "[limits] max_mail_bytes", "an integer"),
         ("[limits]\ninvitations_per_day = -3\n", "[limits] invitations_per_day", "0 or more"),
         ("service = 3\n", "service", "must be a table"),
+        ("[credits]\nstart = 1e30\n", "[credits] start", "not an amount of credits"),
+        ("[credits]\nstart = 1000000.01\n", "[credits] start", "largest amount of credits, 1000000.00"),
+        ("[credits]\nstart = -1\n", "[credits] start", "must be 0 or more"),
+        ("[credits]\nstart = '1_000'\n", "[credits] start", "not an amount of credits"),
+        ("[credits]\nstakes = [2.5, 1e99]\n", "[credits] stakes", "not an amount of credits"),
     ],
 )
 def test_every_wrong_key_names_file_and_key(tmp_path, text, key, words):

@@ -15,11 +15,14 @@ from sqlmodel import Session, select
 from pbem.cli.loading import UsageError, config_of, database_of
 from pbem.rules.prizes import amount
 from pbem.service import credits
+from pbem.service.assistant import is_assistant
 from pbem.store.db import session_scope, utc_now
 from pbem.store.game_records import Player
-from pbem.store.ledger import check_ledger
+from pbem.store.ledger import BeyondLimit, check_ledger
 
 EXIT_PROBLEMS = 1
+MAX_REASON_CHARS = 200
+"""The player reads the reason in their ``credits`` mail: one line of at most this many characters."""
 
 
 def _player(session: Session, address: str) -> Player:
@@ -32,24 +35,38 @@ def _player(session: Session, address: str) -> Player:
 def _amount(text: str) -> Decimal:
     try:
         value = amount(text)
-    except ValueError:
-        raise UsageError(f"not an amount of credits like 10 or 2.50: {text}") from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if value <= 0:
         raise UsageError(f"a grant must be more than zero: {text}")
     return value
 
 
+def _reason(text: str) -> str:
+    """The reason on one line (line breaks, tabs and control characters become single spaces)."""
+    reason = " ".join("".join(char if char.isprintable() else " " for char in text).split())
+    if not reason:
+        raise UsageError("--reason must say why (it stays in the ledger, and the player reads it)")
+    if len(reason) > MAX_REASON_CHARS:
+        raise UsageError(f"--reason is {len(reason)} characters long; at most {MAX_REASON_CHARS}, please")
+    return reason
+
+
 def grant(args: argparse.Namespace) -> int:
     """Add credits to a player's account, as a ledger movement; prints the new balance."""
     value = _amount(args.amount)
-    if not args.reason.strip():
-        raise UsageError("--reason must say why (it stays in the ledger)")
+    reason = _reason(args.reason)
     config = config_of(args.config, mail_secrets=False)
     engine = database_of(config)
     try:
         with session_scope(engine) as session:
             player = _player(session, args.address)
-            after = credits.grant(session, player, value, args.reason.strip(), config, utc_now())
+            if is_assistant(player):
+                raise UsageError("the Assistant plays no prize games and has no account: grant to a person")
+            try:
+                after = credits.grant(session, player, value, reason, config, utc_now())
+            except BeyondLimit as exc:
+                raise UsageError(f"nothing granted: {exc}") from None
         print(f"{player.address} {after:.2f}")
     finally:
         engine.dispose()

@@ -61,7 +61,6 @@ class Notice(StrEnum):
     PRIZE_NOT_ALLOWED = "prize_not_allowed"
     PRIZE_NOT_WITH_ASSISTANT = "prize_not_with_assistant"
     PRIZE_NOT_COVERED = "prize_not_covered"
-    PRIZE_INVITEE_NOT_COVERED = "prize_invitee_not_covered"
 
 
 class EventKind(StrEnum):

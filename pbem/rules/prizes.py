@@ -23,8 +23,9 @@ places here and whole cents in the ledger (:func:`to_cents`, :func:`from_cents`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+import re
+from dataclasses import dataclass, replace
+from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -46,15 +47,30 @@ class PrizeKind(StrEnum):
     SINGLE = "single"
 
 
+MAX_AMOUNT = Decimal("1000000.00")
+"""The largest amount of credits anything may name (a stake, a grant, a config value): far above
+any play, far below what 64-bit cents hold (the ledger bounds balances too:
+``pbem.store.ledger.MAX_LEDGER_CENTS``)."""
+AMOUNT_PATTERN = re.compile(r"[0-9]{1,7}(?:[.,][0-9]{1,2})?")
+"""Plain ASCII digits, at most one decimal separator (``.`` or ``,``) and two decimals: no sign,
+exponent, underscore, grouping or other script's digits, so that a hostile number is refused
+before :class:`~decimal.Decimal` sees it."""
+
+
 def amount(text: str | int | float | Decimal) -> Decimal:
-    """An amount of credits from text or a number: positive or zero, at most two places;
-    ValueError otherwise (a float goes through its shortest text, so 2.5 is 2.50)."""
-    try:
-        value = Decimal(str(text).strip().replace(",", ".", 1) if isinstance(text, str) else str(text))
-    except InvalidOperation:
-        raise ValueError(f"not an amount: {text!r}") from None
-    if not value.is_finite() or value < 0 or value != value.quantize(CENT):
-        raise ValueError(f"not an amount of credits with at most two decimal places: {text!r}")
+    """An amount of credits from 0 to :data:`MAX_AMOUNT` with at most two places, written as
+    :data:`AMOUNT_PATTERN` (a number goes through its shortest text, so 2.5 is 2.50); ValueError
+    with a one-line reason otherwise.  It never raises anything else, whatever the text."""
+    if isinstance(text, bool):
+        raise ValueError(f"not an amount: {text!r}")
+    written = text.strip() if isinstance(text, str) else str(text)
+    if written.startswith("-"):
+        raise ValueError(f"must be 0 or more: {text!r}")
+    if not AMOUNT_PATTERN.fullmatch(written):
+        raise ValueError(f"not an amount of credits like 10 or 2.50 (digits, at most two decimals): {text!r}")
+    value = Decimal(written.replace(",", "."))
+    if value > MAX_AMOUNT:
+        raise ValueError(f"more than the largest amount of credits, {MAX_AMOUNT}: {text!r}")
     return value.quantize(CENT)
 
 
@@ -78,12 +94,18 @@ def fee(value: Decimal, percent: Decimal) -> Decimal:
 @dataclass(frozen=True)
 class Prize:
     """What an invitation plays for: ``stake`` for a series or match, ``rate`` and ``limit``
-    for a single game (the others zero)."""
+    for a single game (the others zero), and the house's ``fee_percent``, fixed when the
+    invitation is sent so that the game pays what its invitation promised (None: not fixed yet,
+    as read from a mail, or a prize stored before fees were kept with it)."""
 
     kind: PrizeKind
     stake: Decimal = Decimal(0)
     rate: Decimal = Decimal(0)
     limit: Decimal = Decimal(0)
+    fee_percent: Decimal | None = None
+
+    def with_fee(self, fee_percent: Decimal) -> Prize:
+        return replace(self, fee_percent=fee_percent)
 
     @property
     def deposit(self) -> Decimal:
@@ -104,11 +126,15 @@ class Prize:
         return {PrizeKind.MATCH: 5, PrizeKind.SERIES: 4, PrizeKind.SINGLE: 2}[self.kind]
 
     def to_dict(self) -> dict[str, str]:
-        return {"kind": self.kind.value, "stake": str(self.stake), "rate": str(self.rate), "limit": str(self.limit)}
+        fee = {} if self.fee_percent is None else {"fee_percent": str(self.fee_percent)}
+        return {"kind": self.kind.value, "stake": str(self.stake), "rate": str(self.rate), "limit": str(self.limit),
+                **fee}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Prize:
-        return cls(PrizeKind(data["kind"]), amount(data["stake"]), amount(data["rate"]), amount(data["limit"]))
+        fee = data.get("fee_percent")
+        return cls(PrizeKind(data["kind"]), amount(data["stake"]), amount(data["rate"]), amount(data["limit"]),
+                   None if fee is None else amount(fee))
 
 
 @dataclass(frozen=True)

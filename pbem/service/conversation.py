@@ -74,9 +74,11 @@ ERRORS_WITHOUT_HELP = frozenset((
     "game_over", "not_your_turn", "cube_not_yours", "crawford_game", "cube_at_cap", "dead_cube",
     "beaver_not_allowed", "draw_already_offered", "no_draw_offered", "invalid_dice", "nothing_to_answer",
     "no_resignation_offered",
+    "prize", "prize-amount", "prize-only", "prize-repeated",
 ))
-"""Codes of ``pbem.rules.game`` about the state of the game, not about how a command is written:
-the short help (how to write moves, roll or double, take or drop) does not follow them."""
+"""Codes of ``pbem.rules.game`` about the state of the game, not about how a command is written,
+and those of a prize invitation, whose reason already names every accepted form: the short help
+(how to write moves, roll or double, take or drop) does not follow them."""
 
 
 _DICE_PROOF = (EventKind.DICE_COMMITTED, EventKind.DICE_REVEALED)
@@ -101,6 +103,9 @@ class Conversation:
     """A confirmation token for the general letter's Reply-To (account commands held for proof)."""
     written_language: str | None = None
     """The language the sender's mail is written in: theirs until they have one saved."""
+    invitation_apart: bool = False
+    """The mail holds an invitation (sent or refused): what the sender is told about it goes into
+    a letter of its own, never into the thread of the game the mail answers."""
     on_page: bool = False
     """The commands came from the web board, which shows the sender the result at once: a
     letter that would only repeat it is left out, as with ``copies off``."""
@@ -176,7 +181,7 @@ class Conversation:
         result: list[tuple[Player, Table | None, Letter]] = []
         sender_tables = [news for news in self.news.values() if news.table.seat_of(self.sender) is not None]
         general = list(self.general)
-        if len(sender_tables) == 1 and general and self.reply_token is None:
+        if len(sender_tables) == 1 and general and self.reply_token is None and not self.invitation_apart:
             sender_tables[0].for_sender[:0] = general
             general = []
             if None in self.erred:
@@ -188,6 +193,8 @@ class Conversation:
             for seat in (0, 1):
                 if seat == sender_seat and self._only_a_copy(news, seat):
                     copy_left_out = True
+                elif seat == sender_seat and general and self.invitation_apart and self._nothing_new(news):
+                    pass  # the answer is the invitation's own letter; this game has nothing new
                 elif seat == sender_seat:
                     result.append((self.sender, table, self._game_letter(news, seat, reply=True)))
                 elif seat in news.notify and not is_assistant(table.players[seat]):
@@ -195,6 +202,9 @@ class Conversation:
         if general or not (copy_left_out or any(player.id == self.sender.id for player, _, _ in result)):
             result.append((self.sender, None, self._general_letter(general)))
         return result
+
+    def _nothing_new(self, news: News) -> bool:
+        return not (news.events or news.for_sender or news.attachments or news.table.id in self.erred)
 
     def _only_a_copy(self, news: News, seat: int) -> bool:
         """The sender's letter would only repeat what they did (``copies off``, or a form of the

@@ -94,12 +94,18 @@ def allowed(prize: Prize, config: Config) -> bool:
     return prize.stake in config.credits.stakes
 
 
+def fee_percent_of(prize: Prize, config: Config) -> Decimal:
+    """The fee the prize game pays: the one fixed at its invitation; for a prize stored before
+    fees were kept with it, the config's."""
+    return config.credits.fee_percent if prize.fee_percent is None else prize.fee_percent
+
+
 def invitation_terms(prize: Prize | None, config: Config) -> dict[str, object]:
     """What an invitation's mail says of its prize: the prize, the fee, what the winner gets and
     what a tie gives back (nothing without a prize)."""
     if prize is None:
         return {"prize": None}
-    fee_percent = config.credits.fee_percent
+    fee_percent = fee_percent_of(prize, config)
     return {"prize": prize, "fee_percent": fee_percent, "winner_gets": prizes.winner_gets(prize, fee_percent),
             "tie_back": prizes.tie_back(prize, fee_percent)}
 
@@ -111,8 +117,8 @@ def missing(session: Session, player: Player, deposit: Decimal, config: Config) 
 
 def refuse_invitation(talk: Conversation, prize: Prize, invitee: Player, table: Table | None = None) -> bool:
     """Tell the sender why a prize invitation cannot be sent (True), or nothing (False): a stake
-    the server does not allow, the Assistant (who has no account), or a player who cannot cover
-    the deposit."""
+    the server does not allow, the Assistant (who has no account), or a sender who cannot cover
+    the deposit.  The invitee's balance is theirs alone: it is checked when they accept."""
     credits = talk.config.credits
     if not allowed(prize, talk.config):
         talk.say_template(Notice.PRIZE_NOT_ALLOWED, table, prize=prize, stakes=credits.stakes,
@@ -126,16 +132,13 @@ def refuse_invitation(talk: Conversation, prize: Prize, invitee: Player, table: 
         talk.say_template(Notice.PRIZE_NOT_COVERED, table, deposit=prize.deposit, short=short,
                           balance=balance(talk.session, talk.sender, talk.config))
         return True
-    if missing(talk.session, invitee, prize.deposit, talk.config):
-        talk.say_template(Notice.PRIZE_INVITEE_NOT_COVERED, table, address=invitee.address, deposit=prize.deposit)
-        return True
     return False
 
 
 def escrow(talk: Conversation, table: Table, prize: Prize) -> list[Decimal] | None:
     """Move both deposits into the match's escrow and return both balances after, or, when
-    either player cannot cover theirs, move nothing at all: both hear who lacks how much, and
-    the invitation stays open (None).
+    either player cannot cover theirs, move nothing at all: each hears what they themselves
+    lack (never the other's balance or shortfall), and the invitation stays open (None).
 
     Both player accounts are locked (in the order of their ids) before their balances are read,
     so that no other transaction can spend the credits between the check and the movement.
@@ -164,7 +167,7 @@ def settle(talk: Conversation, table: Table, prize: Prize, last: Result) -> None
     The transaction takes no lock after this one: the house's account, which every settlement
     shares, is then held only by transactions that wait for nothing more."""
     session = talk.session
-    paid = prizes.payout(prize, table.score, last, talk.config.credits.fee_percent)
+    paid = prizes.payout(prize, table.score, last, fee_percent_of(prize, talk.config))
     escrow_id = ledger.account_id_of(session, ledger.escrow_key(table.id))
     assert escrow_id is not None, f"prize match {table.id} ends without an escrow"
     held = ledger.lock_balances(session, [escrow_id])[escrow_id]

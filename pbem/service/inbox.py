@@ -309,9 +309,13 @@ def _dispatch(
             if table is not None and seat is not None and text:
                 table.leave_note(1 - seat, text)
                 talk.say_template(Notice.NOTE_PASSED_ON, table, opponent=table.players[1 - seat].display_name)
+        case commands.CommandError(line=line, code=code, details=details) if commands.is_invitation(line):
+            talk.invitation_apart = True  # about no existing game, whichever thread it was written in
+            talk.error(code, details, None)
         case commands.CommandError(code=code, details=details):
             talk.error(code, details, table, seat or 0)
         case commands.Invite():
+            talk.invitation_apart = True
             invitations.invite(talk, command)
         case commands.Accept() | commands.Decline() if (table is not None and seat is not None
                                                         and table.status is MatchStatus.INVITED):

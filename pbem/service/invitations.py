@@ -175,6 +175,8 @@ def _open_match(
     rematch_of: int | None = None,
 ) -> Table:
     rules = match_rules(options, talk.config.game.cube_cap)
+    if options.prize is not None:  # the fee is fixed now: the game pays what this invitation promises
+        options = replace(options, prize=options.prize.with_fee(talk.config.credits.fee_percent))
     assert players[0].id is not None and players[1].id is not None
     record = MatchRecord(options=_options_document(options), score=scoring.Score(rules).to_dict(),
                          rematch_of=rematch_of)

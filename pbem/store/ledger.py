@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import BigInteger, CheckConstraint, Column, Text, func, literal_column, select, update
+from sqlalchemy import BigInteger, CheckConstraint, Column, Text, cast, func, literal_column, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Field, Session, SQLModel, col
 
 from pbem.store.db import UTCDateTime, utc_now
-from pbem.store.game_records import MatchRecord, MatchStatus
+from pbem.store.game_records import MatchRecord, MatchStatus, Player
 
 
 class AccountKind(StrEnum):
@@ -55,6 +55,13 @@ class MovementKind(StrEnum):
     REFUND = "refund"
     FEE = "fee"
 
+
+MAX_LEDGER_CENTS = 10**15
+"""No balance goes beyond ±10,000,000,000,000.00 ℂ (the issuer's is minus all credits granted;
+every other is part of that): :func:`post` refuses a movement that would, so that no sum of
+balances or entries comes near the 64-bit integers the database keeps them in (9.2 × 10¹⁸)."""
+MAX_MOVED_CENTS = 100_000_000
+"""The most one entry moves, :data:`pbem.rules.prizes.MAX_AMOUNT` (1,000,000.00 ℂ) in cents."""
 
 HOUSE_KEY = "house"
 ISSUER_KEY = "issuer"
@@ -114,6 +121,11 @@ class Overdrawn(Exception):
         self.wanted_cents = wanted_cents
 
 
+class BeyondLimit(ValueError):
+    """A movement would move more than :data:`MAX_MOVED_CENTS` at once or take a balance beyond
+    :data:`MAX_LEDGER_CENTS`; nothing of it was written."""
+
+
 def ensure_account(session: Session, key: str, kind: AccountKind, *, player_id: int | None = None,
                    match_id: int | None = None) -> tuple[int, bool]:
     """The id of the account ``key``, created if missing; True when this call created it.
@@ -151,16 +163,22 @@ def post(session: Session, kind: MovementKind, transfers: Sequence[tuple[int, in
          match_id: int | None = None, reason: str = "", now: datetime | None = None) -> int:
     """Write one movement: ``transfers`` are (account id, signed cents) summing to zero; returns
     the movement's id.  Raises :class:`Overdrawn` (having written nothing) when an account other
-    than the issuer's would go below zero."""
+    than the issuer's would go below zero, :class:`BeyondLimit` when it would move or hold too
+    much."""
     if sum(cents for _, cents in transfers) != 0:
         raise ValueError(f"a movement must sum to zero: {transfers}")
     if len(transfers) < 2 or len({account_id for account_id, _ in transfers}) != len(transfers):
         raise ValueError(f"a movement moves between two or more different accounts: {transfers}")
+    if any(not isinstance(cents, int) or abs(cents) > MAX_MOVED_CENTS for _, cents in transfers):
+        raise BeyondLimit(f"a movement moves whole cents, at most {MAX_MOVED_CENTS} at once: {transfers}")
     balances = lock_balances(session, (account_id for account_id, _ in transfers))
     issuer = account_id_of(session, ISSUER_KEY)
     for account_id, cents in transfers:
         if account_id != issuer and balances[account_id] + cents < 0:
             raise Overdrawn(account_id, balances[account_id], -cents)
+        if abs(balances[account_id] + cents) > MAX_LEDGER_CENTS:
+            raise BeyondLimit(f"account {account_id} would hold {balances[account_id] + cents} cents, "
+                              f"beyond the ledger's limit of {MAX_LEDGER_CENTS}")
     movement = Movement(kind=kind, match_id=match_id, reason=reason, created_at=now or utc_now())
     session.add(movement)
     session.flush()
@@ -210,8 +228,13 @@ def check_ledger(session: Session) -> list[str]:
     """Every way the ledger is broken, one line each; empty when it is sound: each movement has
     two or more entries summing to zero, each balance equals the sum of its account's entries,
     no account but the issuer's is below zero, no escrow of a match that no longer runs holds
-    credits, and the whole ledger sums to zero."""
-    problems = []
+    credits, and the whole ledger sums to zero.  Values that are no integer cents or beyond the
+    limits (written around :func:`post`) are reported first, and then the sums are not taken:
+    they could not be trusted, and SQLite's would fail."""
+    problems = _values_out_of_bounds(session)
+    if problems:
+        return [*problems, *_accounts_misplaced(session), "the sums were not checked: first repair the values above"]
+    problems += _accounts_misplaced(session)
     unbalanced = session.execute(
         select(col(Movement.id), func.coalesce(func.sum(Entry.amount_cents), 0), func.count(col(Entry.id)))
         .outerjoin(Entry, col(Entry.movement_id) == col(Movement.id))
@@ -254,6 +277,55 @@ def check_ledger(session: Session) -> list[str]:
     total = session.execute(select(func.coalesce(func.sum(Account.balance_cents), 0))).scalar_one()
     if total != 0:
         problems.append(f"the balances of all accounts sum to {total} cents, not 0")
+    return problems
+
+
+def _accounts_misplaced(session: Session) -> list[str]:
+    """Accounts that are not what their kind says: one issuer and one house, with their fixed
+    keys; a player's account for an existing player, an escrow for an existing match, each
+    under its own key.  (A changed kind would escape the below-zero check, a deleted match
+    would hide its escrow from the check of finished games.)"""
+    players = set(session.execute(select(col(Player.id))).scalars())
+    matches = set(session.execute(select(col(MatchRecord.id))).scalars())
+    problems = []
+    singles = {AccountKind.ISSUER.value: ISSUER_KEY, AccountKind.HOUSE.value: HOUSE_KEY}
+    found: dict[str, int] = {}
+    rows = session.execute(select(col(Account.key), col(Account.kind), col(Account.player_id), col(Account.match_id))
+                           .order_by(col(Account.id))).all()
+    for key, kind, player_id, match_id in rows:
+        if kind in singles:
+            found[kind] = found.get(kind, 0) + 1
+            right = key == singles[kind] and player_id is None and match_id is None
+            if not right:
+                problems.append(f"account {key}: of kind {kind}, which only the account {singles[kind]} is")
+        elif kind == AccountKind.PLAYER.value:
+            if player_id not in players or key != player_key(player_id) or match_id is not None:
+                problems.append(f"account {key}: a player's account, but not of an existing player "
+                                f"under the key {player_key(player_id) if player_id is not None else 'player:ID'}")
+        elif kind == AccountKind.ESCROW.value:
+            if match_id not in matches or key != escrow_key(match_id) or player_id is not None:
+                problems.append(f"account {key}: an escrow, but not of an existing match "
+                                f"under the key {escrow_key(match_id) if match_id is not None else 'escrow:MATCH'}")
+        else:
+            problems.append(f"account {key}: of no known kind ({kind})")
+    problems += [f"{count} accounts of kind {kind}, not one" for kind, count in found.items() if count > 1]
+    return problems
+
+
+def _values_out_of_bounds(session: Session) -> list[str]:
+    """Balances and entries that are not whole cents within the limits: stored as a REAL or text
+    (SQLite keeps whatever is written) or too large for any sum to be safe."""
+    problems = []
+    for what, table_key, column, limit in (
+        ("account", col(Account.key), col(Account.balance_cents), MAX_LEDGER_CENTS),
+        ("entry", col(Entry.id), col(Entry.amount_cents), MAX_MOVED_CENTS),
+    ):
+        bad = (column > limit) | (column < -limit) | column.is_(None)
+        if session.get_bind().dialect.name == "sqlite":
+            bad = (func.typeof(column) != "integer") | bad
+        rows = session.execute(select(table_key, cast(column, Text)).where(bad).order_by(table_key)).all()
+        problems += [f"{what} {key}: {value} cents is not a whole number of cents within ±{limit}"
+                     for key, value in rows]
     return problems
 
 

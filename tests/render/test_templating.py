@@ -78,6 +78,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "prize": "money",
     "prize-amount": "stake 2.555",
     "prize-only": "rate",
+    "prize-repeated": "stake",
     "language": "fr",
     "numbering": "odd",
     "switch": "maybe",

@@ -62,8 +62,8 @@ def test_a_prize_series_escrows_both_stakes_and_pays_the_winner_less_the_fee(off
     assert table.score.rules.format.value == "games" and table.score.rules.length == 3
     assert table.score.rules.cube_cap == 1, "seed 004: the series of 3 games is played without the cube"
     assert "each player stakes 2.50 ℂ; the winner gets 4.50 ℂ" in prose_of(ben.inbox[-2])
-    assert "Both deposits of 2.50 ℂ are held in escrow until the end: 5.00 ℂ at stake." in prose_of(ben.last)
-    assert "Prize game: each player staked 2.50 ℂ; at stake: 5.00 ℂ" in prose_of(anna.last)
+    assert "Both deposits, 2.50 ℂ each, are held in escrow until the end: 5.00 ℂ in escrow." in prose_of(ben.last)
+    assert "Prize game: each player staked 2.50 ℂ; the winner gets the 5.00 ℂ in escrow" in prose_of(anna.last)
     assert balance_of(office, anna.address) == balance_of(office, ben.address) == Decimal("97.50")
     assert ledger_problems(office) == []
     (listing,) = anna.write("games")
@@ -152,9 +152,12 @@ def test_an_invitation_accepted_when_a_stake_is_no_longer_covered_stays_open_and
     assert office.matches()[1].status == MatchStatus.INVITED
     said = prose_of(ben.last)
     assert "Your credits do not cover the deposit of 5.00 ℂ: your balance is 0.00 ℂ, 5.00 ℂ is missing." in said
-    assert "Anna's credits do not cover the deposit of 5.00 ℂ." in said
-    assert "the invitation stays open" in said
-    assert "Ben's credits do not cover the deposit" in prose_of(anna.last)
+    assert "Anna" not in said and "5.00 ℂ is missing" in said, "only one's own balance, never the other's"
+    assert "it starts only when both deposits of 5.00 ℂ are covered" in said
+    assert "The invitation stays open" in said
+    told = prose_of(anna.last)
+    assert "it starts only when both deposits of 5.00 ℂ are covered" in told
+    assert "your balance is 0.00 ℂ, 5.00 ℂ is missing" in told and "Ben's" not in told, "her own, never Ben's"
     assert ledger_problems(office) == []
 
 
@@ -171,7 +174,7 @@ def test_an_accepted_resignation_in_a_single_prize_game_pays_per_point(office, p
     anna, ben = players
     office.dice.load((3, 1))
     match_id = invite_and_accept(office, anna, ben, "invite ben@example.org prize single rate 2 limit 20")
-    assert "Prize game: 2.00 ℂ a point, limit 20.00 ℂ; at stake now: 2.00 ℂ for a single win" in prose_of(anna.last)
+    assert "Prize game: 2.00 ℂ a point, limit 20.00 ℂ; a single win at this cube pays 2.00 ℂ" in prose_of(anna.last)
     acts(office, anna, "resign gammon")
     acts(office, ben, "accept")
     assert office.table(match_id).status is MatchStatus.FINISHED

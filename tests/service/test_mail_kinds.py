@@ -285,9 +285,9 @@ def test_every_prize_mail_wraps_at_78_speaks_one_language_and_tells_the_money(pr
     expected = {
         "prize_invitation": "each player stakes 2.50 ℂ; the winner gets 4.50 ℂ" if en
         else "jeder Spieler setzt 2,50 ℂ; der Gewinner bekommt 4,50 ℂ",
-        "prize_accepted": "5.00 ℂ at stake. Your balance now: 19.50 ℂ." if en
-        else "5,00 ℂ im Spiel. Ihr Kontostand jetzt: 19,50 ℂ.",
-        "prize_running": "at stake: 5.00 ℂ" if en else "im Spiel: 5,00 ℂ",
+        "prize_accepted": "5.00 ℂ in escrow. Your balance now: 19.50 ℂ." if en
+        else "5,00 ℂ in Treuhand. Ihr Kontostand jetzt: 19,50 ℂ.",
+        "prize_running": "the winner gets the 5.00 ℂ in escrow" if en else "der Gewinner bekommt die 5,00 ℂ in Treuhand",
         "prize_not_covered": "your balance is 19.50 ℂ, 0.50 ℂ is missing" if en
         else "Ihr Kontostand ist 19,50 ℂ, es fehlen 0,50 ℂ",
         "prize_over": "Prize: you get 4.50 ℂ; the house takes a fee of 0.50 ℂ. Your balance: 24.00 ℂ." if en
