@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from pbem.rules.gnubg_ids import position_id
-from pbem.rules.moves import Play, apply_play, legal_plays
+from pbem.rules.moves import Play, legal_plays
 from pbem.rules.position import Position
 
 GAMES = 12

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from pbem.rules.moves import apply_play, apply_step, check_play, legal_plays, play_graph
+from pbem.rules.moves import apply_step, check_play, legal_plays, play_graph
 from pbem.rules.position import Position
 
 

@@ -87,7 +87,7 @@ def test_a_prize_the_invitee_or_inviter_cannot_cover_is_refused(data_dir, databa
     config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
                            f'{database_table}[credits]\nstart = 4\n', encoding="utf-8")
     office = PostOffice(load_config(config_file), LoadedDice(seed=1))
-    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    anna = Player(office, "anna@example.org", "Anna")
     (answer,) = anna.write_confirmed("invite ben@example.org prize match 5 stake 5")
     assert "your balance is 4.00 ℂ, 1.00 ℂ is missing. No invitation was sent." in prose_of(answer)
     (answer,) = anna.write_confirmed("invite ben@example.org prize games 3 stake 3")
