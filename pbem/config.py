@@ -17,9 +17,9 @@ import tomllib
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import (BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator,
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator,
                       model_validator)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -42,6 +42,23 @@ DURATION_PATTERN = r"(\d{1,5})([dthm])"
 _DURATION = re.compile(rf"\s*{DURATION_PATTERN}\s*", re.IGNORECASE)
 _DURATION_UNITS = {"d": "days", "t": "days", "h": "hours", "m": "minutes"}
 _HOST = re.compile(r"[A-Za-z0-9.:\[\]-]+")
+
+
+def _host(value: str) -> str:
+    if not _HOST.fullmatch(value):
+        raise ValueError(f"must be a host name or IP address, got {value!r}")
+    return value
+
+
+def _port(value: int) -> int:
+    if not 1 <= value <= 65535:
+        raise ValueError(f"must be a port number from 1 to 65535, got {value!r}")
+    return value
+
+
+Host = Annotated[str, AfterValidator(_host)]
+"""A host name or IP address (a mail server, or the address the web board listens on)."""
+Port = Annotated[int, AfterValidator(_port)]
 _PASSWORD_KEYS = ("password", "password_env", "password_file")
 
 
@@ -159,25 +176,11 @@ class DatabaseConfig(_Table):
 class _MailServer(_Table):
     """What IMAP and SMTP share: host, port (by default the one of the security mode), login."""
 
-    host: str
-    port: int
+    host: Host
+    port: Port
     security: str
     username: str | None = None
     password: SecretStr | None = None
-
-    @field_validator("host")
-    @classmethod
-    def _host(cls, value: str) -> str:
-        if not _HOST.fullmatch(value):
-            raise ValueError(f"must be a host name or IP address, got {value!r}")
-        return value
-
-    @field_validator("port")
-    @classmethod
-    def _port(cls, value: int) -> int:
-        if not 1 <= value <= 65535:
-            raise ValueError(f"must be a port number from 1 to 65535, got {value!r}")
-        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -370,8 +373,8 @@ class WebConfig(_Table):
 
     enabled: bool = True
     """False: no web board, and the mails carry no link."""
-    bind: str = "127.0.0.1"
-    port: int = Field(default_factory=_default_web_port)
+    bind: Host = "127.0.0.1"
+    port: Port = Field(default_factory=_default_web_port)
     base_url: str = ""
     """The address players open, as the reverse proxy publishes it (``https://bg.example.org``);
     empty: ``http://BIND:PORT``.  Every game mail links to ``BASE_URL/g/<token>``."""
@@ -385,20 +388,6 @@ class WebConfig(_Table):
     counted apart, so that open tabs never use up the budget of a move; one tab polls 12 times."""
     address_requests_per_minute: int = 600
     """Requests one client address may make in a minute, over all links."""
-
-    @field_validator("bind")
-    @classmethod
-    def _bind(cls, value: str) -> str:
-        if not _HOST.fullmatch(value):
-            raise ValueError(f"must be a host name or IP address, got {value!r}")
-        return value
-
-    @field_validator("port")
-    @classmethod
-    def _port(cls, value: int) -> int:
-        if not 1 <= value <= 65535:
-            raise ValueError(f"must be a port number from 1 to 65535, got {value!r}")
-        return value
 
     @field_validator("base_url")
     @classmethod
