@@ -67,10 +67,28 @@ def test_a_match_checks_out_game_by_game(match, capsys) -> None:
     out = capsys.readouterr().out
     assert [line.split(":")[0] for line in out.splitlines() if line.startswith("game ")] == \
         [f"game {number}" for number in range(1, len(games) + 1)]
-    assert out.rstrip().endswith("verdict: OK, every check matches")
-    # Fewer seeds: the games left are named as not checked, which is no mismatch.
-    assert main(["verify-dice", *seed_options(seeds[:1]), str(path)]) == 0
-    assert "game 2: not checked (no seed given for it)" in capsys.readouterr().out
+    assert out.rstrip().endswith("verdict: OK: every roll of the .mat file is the one its seed gives")
+    # Fewer seeds: the games left are named as not checked, no mismatch, but no OK either.
+    assert main(["verify-dice", *seed_options(seeds[:1]), str(path)]) == 3
+    out = capsys.readouterr().out
+    assert "not checked: game 2 (no seed given for it)" in out
+    assert out.rstrip().endswith("verdict: INCOMPLETE: what was checked matches, but not everything could be checked")
+
+
+def test_nothing_to_check_is_no_ok_and_seeds_must_match_their_own_commitments(match, capsys) -> None:
+    """Found by a review: a seed alone said OK; the seeds of two games, swapped, matched the
+    other game's commitment."""
+    seeds, _, path = match
+    first, second = seeds[0], seeds[1]
+    assert main(["verify-dice", "--seed", first.hex()]) == 2
+    assert "nothing to check the seeds against" in capsys.readouterr().err
+    committed = ["--commitment", hashlib.sha256(first).hexdigest(), "--commitment", hashlib.sha256(second).hexdigest()]
+    assert main(["verify-dice", "--seed", first.hex(), "--seed", second.hex(), *committed]) == 3
+    assert "not checked: the rolls (no .mat file given)" in capsys.readouterr().out
+    assert main(["verify-dice", "--seed", second.hex(), "--seed", first.hex(), *committed]) == 1
+    out = capsys.readouterr().out
+    assert "seed 1: its SHA-256" in out and "is not commitment 1" in out
+    assert "verdict: FAILED: 2 seed(s) not the one committed to" in out
 
 
 def test_a_changed_roll_a_changed_starter_or_a_wrong_seed_fails(match, tmp_path, capsys) -> None:
@@ -88,7 +106,7 @@ def test_a_changed_roll_a_changed_starter_or_a_wrong_seed_fails(match, tmp_path,
     assert main(["verify-dice", *seed_options(seeds), str(tampered)]) == 1
     out = capsys.readouterr().out
     assert f"game 1: roll {3 + _ties(seeds[0])} is {other[0]}-{other[1]} in the file" in out
-    assert "verdict: FAILED, 1 mismatch(es)" in out
+    assert "verdict: FAILED: 1 roll(s) or game(s) not what the seeds give" in out
 
     # The same game with the seats exchanged: the same dice, but the other player started.
     assert first.result is not None and first.result.winner is not None
@@ -98,7 +116,7 @@ def test_a_changed_roll_a_changed_starter_or_a_wrong_seed_fails(match, tmp_path,
     swapped.write_text(match_text([mirrored, *games[1:]], ("Anna", "Ben")), "utf-8")
     assert main(["verify-dice", *seed_options(seeds), str(swapped)]) == 1
     out = capsys.readouterr().out
-    assert "game 1: the opening roll is" in out and "verdict: FAILED, 1 mismatch(es)" in out
+    assert "game 1: the opening roll is" in out and "verdict: FAILED: 1 roll(s) or game(s) not what the seeds give" in out
 
     assert main(["verify-dice", "--seed", bytes(32).hex(), str(path)]) == 1
 
@@ -135,4 +153,4 @@ def test_a_mail_saved_in_mbox_form_with_its_commitment_seed_and_mat(match, tmp_p
     assert main(["verify-dice", "--commitment", "ab" * 32, *files]) == 0  # one more commitment: fine
     capsys.readouterr()
     assert main(["verify-dice", "--commitment", "AB" * 32, "--seed", "cd" * 32]) == 1
-    assert "is none of the 1 commitment(s): MISMATCH" in capsys.readouterr().out
+    assert "is not commitment 1 (abab" in capsys.readouterr().out

@@ -5,12 +5,15 @@ lines of their text, and the ``.mat`` file attached at the end of a match) and `
 takes seeds and commitments also from ``--seed`` and ``--commitment`` (and with ``--match ID`` the
 ``.mat`` and the revealed seeds of a match from the database of ``--config``), and then checks:
 
-* each seed against the commitments: its SHA-256 must be one of them (when any are given);
+* each seed against the commitments: its SHA-256 must be commitment n for seed n (when there
+  is one commitment per seed; else one of them, and the order is said to be unchecked);
 * game n of the ``.mat`` against seed n (the seeds in the order given: ``--seed`` first, then
   those of the mails, oldest mail first): every roll written must be the roll the seed gives.
 
-It prints one line per check and a verdict; exit status 0 when everything checked matches, 1
-on any mismatch, 2 when nothing could be checked (no seed, an unreadable file).
+It prints one line per check and a verdict; exit status 0 when everything given was checked and
+matches, 1 on any mismatch, 2 when nothing could be checked (no seed, nothing to check the seeds
+against, an unreadable file), 3 when what was checked matches but some of it could not be
+checked (a game of the ``.mat`` without its seed, or seeds and commitments without a ``.mat``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from pbem.rules import dice as fair_dice
 from pbem.rules.matfile import read_rolls
 
 EXIT_MISMATCH = 1
+EXIT_INCOMPLETE = 3
+"""What was checked matches, but a game had no seed or no rolls were given."""
 _COMMITMENT_LINE = re.compile(r"^Dice commitment: ([0-9a-f]{64})\s*$", re.MULTILINE)
 _SEED_LINE = re.compile(r"^Dice seed: ([0-9a-f]{64})\s*$", re.MULTILINE)
 _HEADER_LINE = re.compile(rb"^[A-Za-z][A-Za-z0-9-]*:")
@@ -139,39 +144,61 @@ def report(evidence: Evidence, out: TextIO) -> int:
         raise UsageError(f"{len(evidence.mat_texts)} different .mat files: give the files of one match")
     if not evidence.seeds:
         raise UsageError("no dice seed: give --seed or the mail that ended the game (its 'Dice seed:' line)")
-    mismatches = 0
-    for number, seed in enumerate(evidence.seeds, start=1):
-        mismatches += _check_commitment(number, seed, evidence.commitments, out)
     games = read_rolls(evidence.mat_texts[0]) if evidence.mat_texts else []
+    if not games and not evidence.commitments:
+        raise UsageError("nothing to check the seeds against: give the .mat file (or the mail it came with) "
+                         "or the commitments ('Dice commitment:' lines, --commitment)")
+    wrong_seeds = _check_commitments(evidence.seeds, evidence.commitments, out)
+    wrong_rolls, unchecked = 0, []
     if not games:
-        print("rolls: not checked (no .mat file given)", file=out)
+        unchecked.append("the rolls (no .mat file given)")
     elif len(games) < len(evidence.seeds):
         print(f"rolls: the .mat file has {len(games)} game(s) but {len(evidence.seeds)} seeds were given",
               file=out)
-        mismatches += 1
+        wrong_rolls += 1
     for number, written in enumerate(games, start=1):
         if number > len(evidence.seeds):
-            print(f"game {number}: not checked (no seed given for it)", file=out)
+            unchecked.append(f"game {number} (no seed given for it)")
         else:
-            mismatches += _check_game(number, evidence.seeds[number - 1], written, out)
-    if mismatches:
-        print(f"verdict: FAILED, {mismatches} mismatch(es): these dice are not the ones the seeds give", file=out)
+            wrong_rolls += _check_game(number, evidence.seeds[number - 1], written, out)
+    if wrong_seeds or wrong_rolls:
+        what = [*([f"{wrong_seeds} seed(s) not the one committed to"] if wrong_seeds else []),
+                *([f"{wrong_rolls} roll(s) or game(s) not what the seeds give"] if wrong_rolls else [])]
+        print(f"verdict: FAILED: {'; '.join(what)}", file=out)
         return EXIT_MISMATCH
-    print("verdict: OK, every check matches", file=out)
+    if unchecked:
+        for missing in unchecked:
+            print(f"not checked: {missing}", file=out)
+        print("verdict: INCOMPLETE: what was checked matches, but not everything could be checked", file=out)
+        return EXIT_INCOMPLETE
+    checked = ["every seed is the one committed to"] if evidence.commitments else []
+    print(f"verdict: OK: {', '.join([*checked, 'every roll of the .mat file is the one its seed gives'])}"
+          if games else f"verdict: OK: {checked[0]}", file=out)
     return 0
 
 
-def _check_commitment(number: int, seed: bytes, commitments: list[str], out: TextIO) -> int:
-    hashed = fair_dice.commitment(seed)
+def _check_commitments(seeds: list[bytes], commitments: list[str], out: TextIO) -> int:
+    """Seed n against commitment n when there is one commitment per seed (both in the order of
+    the games); else each seed against any of them (the order not checked, and said so)."""
     if not commitments:
-        print(f"seed {number}: SHA-256 {hashed} (no commitment given to compare)", file=out)
+        for number, seed in enumerate(seeds, start=1):
+            print(f"seed {number}: SHA-256 {fair_dice.commitment(seed)} (no commitment given to compare)", file=out)
         return 0
-    if hashed in commitments:
-        print(f"seed {number}: its SHA-256 is commitment {commitments.index(hashed) + 1} ({hashed})", file=out)
-        return 0
-    print(f"seed {number}: its SHA-256 {hashed} is none of the {len(commitments)} commitment(s): MISMATCH",
-          file=out)
-    return 1
+    in_order = len(commitments) == len(seeds)
+    if not in_order:
+        print(f"commitments: {len(commitments)} for {len(seeds)} seed(s): each seed is looked for among all of "
+              "them, their order is not checked", file=out)
+    wrong = 0
+    for number, seed in enumerate(seeds, start=1):
+        hashed = fair_dice.commitment(seed)
+        if hashed == commitments[number - 1] if in_order else hashed in commitments:
+            print(f"seed {number}: its SHA-256 is commitment {commitments.index(hashed) + 1} ({hashed})", file=out)
+            continue
+        wanted = f"commitment {number} ({commitments[number - 1]})" if in_order else \
+            f"any of the {len(commitments)} commitment(s)"
+        print(f"seed {number}: its SHA-256 {hashed} is not {wanted}: MISMATCH", file=out)
+        wrong += 1
+    return wrong
 
 
 def _check_game(number: int, seed: bytes, written: list[fair_dice.WrittenRoll], out: TextIO) -> int:
