@@ -18,6 +18,8 @@ from chromium import headless_chromium
 
 from pbem.config import load_config
 
+pytestmark = pytest.mark.browser
+
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "mails"
 PHONE = (480, 1400)
 

@@ -29,6 +29,8 @@ from pbem.daemon.web import WebServer
 from pbem.service.web_board import WebBoard
 from pbem.web.app import board_app
 
+pytestmark = pytest.mark.browser
+
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "web"
 DESKTOP, PHONE = (1000, 1300), (390, 1500)
 
