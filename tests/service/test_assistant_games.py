@@ -46,6 +46,7 @@ def test_a_single_game_starts_at_once_and_ends_with_the_review_and_the_mat_file(
     assert office.review() == []  # mailed once
 
 
+@pytest.mark.long_game
 def test_a_match_to_3_against_the_assistant_is_played_to_the_end(config) -> None:
     office = PostOffice(config, LoadedDice(seed=5))
     anna = Player(office, "anna@example.org", "Anna")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import signal
 import subprocess
@@ -144,6 +146,7 @@ def _outbox(office: PostOffice) -> list[tuple[Path, EmailMessage]]:
     return [(path, read_mail_file(path)) for sub in ("new", "cur") for path in (outbox / sub).iterdir()]
 
 
+@pytest.mark.long_game
 def test_a_game_against_the_assistant_through_the_daemon(config, config_file):
     """`play assistant` in a real `pbem serve` process: every answer comes at once, to the end."""
     office = DaemonPostOffice(config)

@@ -211,6 +211,7 @@ def test_every_roll_of_a_single_game_against_the_assistant_comes_from_the_reveal
 
 
 @pytest.mark.gnubg
+@pytest.mark.long_game
 def test_every_roll_of_a_money_session_ended_by_quit_comes_from_the_revealed_seeds(config, config_file, tmp_path,
                                                                                     capsys) -> None:
     office = PostOffice(config)

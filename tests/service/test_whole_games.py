@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from post_office import (
     LoadedDice, Player, PostOffice, attachment, finished_games, invite_and_accept, play_to_end, recipient,
     prose_of,
@@ -13,6 +15,7 @@ from pbem.rules.scoring import Ending, Format
 from pbem.store.game_records import MatchStatus
 
 
+@pytest.mark.long_game
 def test_single_game_to_the_end_with_own_and_fixed_numbering(config):
     office = PostOffice(config, LoadedDice(seed=7))
     anna = Player(office, "anna@example.org", "Anna")
@@ -49,6 +52,7 @@ def test_single_game_to_the_end_with_own_and_fixed_numbering(config):
         assert own_bottom in text_of(mail) and fixed_top not in text_of(mail)
 
 
+@pytest.mark.long_game
 def test_match_to_3_with_crawford_game(config):
     # seed 19: a gammon to 2-0, the Crawford game (2-1), a post-Crawford game to 3-1
     office = PostOffice(config, LoadedDice(seed=19))
@@ -75,6 +79,7 @@ def test_match_to_3_with_crawford_game(config):
         assert " Anna : 2                       Ben : 1" in mat
 
 
+@pytest.mark.long_game
 def test_a_game_with_the_real_secure_dice(config):
     office = PostOffice(config)
     anna = Player(office, "anna@example.org", "Anna")
