@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import subprocess
 import sys
 import time
@@ -213,8 +214,10 @@ def test_check_says_what_is_wrong(data_dir, dovecot, smtp_server, database_table
 
 def test_check_names_a_refused_smtp_server_and_a_bad_config(data_dir, dovecot, smtp_server, database_table):
     path = write_config(data_dir, dovecot, smtp_server, database_table)
-    path.write_text(path.read_text().replace(f"port = {smtp_server.port}", f"port = {free_port()}"))
-    result = pbem_check(path)
+    with socket.socket() as refusing:  # bound, never listening: refused, and no other server can take the port meanwhile
+        refusing.bind(("127.0.0.1", 0))
+        path.write_text(path.read_text().replace(f"port = {smtp_server.port}", f"port = {refusing.getsockname()[1]}"))
+        result = pbem_check(path)
     assert result.returncode == 1 and "SMTP 127.0.0.1:" in result.stdout and "connection refused" in result.stdout
     before, smtp_security, after = path.read_text().rpartition('security = "none"')  # the [smtp] table's
     path.write_text(before + 'security = "tls"' + after)
