@@ -52,6 +52,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email import message_from_bytes
+from email.parser import BytesHeaderParser
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -270,25 +271,40 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
     for _ in range(rounds):
         batch = [mail for match_id, players in pairs if (mail := next_move(office, match_id, players)) is not None]
         answered = len(office.smtp.recorder.received)
-        started = time.monotonic()
         moves = [crlf(message.as_bytes(policy=SMTP_POLICY)) for _, message in batch]
-        for (player, message), raw in zip(batch, moves):
+        for player, message in batch:
             player.outbox.append(message)
             played.mailed.add(str(message["Message-ID"]))
-            office.delivered_at[str(message["Message-ID"])] = time.monotonic()
-            office.dovecot.deliver(SERVICE[0], raw)
-        settle(office)
+
+        def delivering(index: int) -> None:
+            office.delivered_at[str(batch[index][1]["Message-ID"])] = time.monotonic()
+
+        office.dovecot.deliver_all(SERVICE[0], moves, delivered=delivering)
+        settle(office, {str(message["Message-ID"]) for _, message in batch}, answered)
         answers = office.smtp.recorder.received[answered:]
         played.moves += len(batch)
-        played.seconds += max(mail.at for mail in answers) - started
+        played.seconds += max(mail.at for mail in answers) - office.delivered_at[str(batch[0][1]["Message-ID"])]
         played.traffic.append((moves, list(answers)))
         office.file(office.collect())
     return played
 
 
-def settle(office: LivePostOffice, timeout: float = 60.0) -> None:
-    """Wait, looking seldom, until the mailbox is empty and every answer owed was sent."""
+def settle(office: LivePostOffice, moves: set[str], answered: int, timeout: float = 60.0) -> None:
+    """Wait until every one of `moves` (Message-IDs) was answered, told by the SMTP server as each
+    answer arrives; then, looking seldom, until the mailbox is empty and every answer owed was
+    sent. The players add no work of their own to the daemon's while the round runs."""
     deadline = time.monotonic() + timeout
+    unanswered = set(moves)
+
+    def all_answered(received: list[Received]) -> bool:
+        nonlocal answered
+        for mail in received[answered:]:
+            unanswered.discard(str(BytesHeaderParser(policy=SMTP_POLICY).parsebytes(mail.raw)["In-Reply-To"]))
+        answered = len(received)
+        return not unanswered
+
+    if not office.smtp.recorder.wait_until(all_answered, timeout):
+        raise TimeoutError(f"{len(unanswered)} of {len(moves)} moves not answered")
     while office.dovecot.pending(SERVICE[0]) or office.unsent():
         if time.monotonic() > deadline:
             raise TimeoutError(f"{office.dovecot.pending(SERVICE[0])} mails waiting, unsent: {office.unsent_rows()}")
@@ -372,8 +388,7 @@ async def bare_client(dovecot: Dovecot, smtp: SmtpServer, traffic: list[tuple[li
     await sender.connect()
 
     def deliver(moves: list[bytes]) -> None:
-        for move in moves:
-            dovecot.deliver(SERVICE[0], move)
+        dovecot.deliver_all(SERVICE[0], moves)
 
     async def pending() -> list[str]:
         await imap.noop()
@@ -387,7 +402,7 @@ async def bare_client(dovecot: Dovecot, smtp: SmtpServer, traffic: list[tuple[li
     result = Rounds()
     for moves, answers in traffic:
         answered, started = len(smtp.recorder.received), time.monotonic()
-        delivering = asyncio.ensure_future(asyncio.to_thread(deliver, moves))
+        delivering = asyncio.ensure_future(asyncio.to_thread(deliver, moves))  # (its login: some 10 ms more)
         if not idle:
             await delivering
         per_mail, unsent = -(-len(answers) // len(moves)), list(answers)

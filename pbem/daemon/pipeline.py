@@ -16,8 +16,9 @@ advisory lock on its Message-ID) before it is applied, and a daemon that finds i
 it to the other; what a mail changes is locked (``pbem.service.tables``) or versioned, and a mail
 whose rows another process changed meanwhile is applied again from the start.
 
-Outbox: unsent OutboundMail rows whose time has come → claimed (their next attempt moved past a
-lease, in one conditional UPDATE) → sink → `sent_at`. A failed send is retried
+Outbox: unsent OutboundMail rows whose time has come → claimed, a batch at a time (their next
+attempt moved past a lease, in one conditional UPDATE) → sink → `sent_at`, recorded while the next
+one is sent. A failed send is retried
 with growing back-off (capped at an hour) under the same Message-ID, until the server refuses
 every recipient for good (5xx) or `give_up_after` has passed: then it is given up, logged and
 listed by `pbem status`. One mail that cannot be sent never holds up the others. A crash between
@@ -67,6 +68,10 @@ OUTBOX_LEASE = timedelta(minutes=10)
 """How long a claimed answer is left to the daemon that claimed it; one that died meanwhile
 leaves it to be sent by another (or by itself, restarted) after that."""
 GIVE_UP_AFTER = timedelta(days=3)
+OUTBOX_BATCH = 8
+"""How many due answers a daemon claims at once; the rest are left to the others meanwhile.  A
+daemon killed while sending leaves at most these to wait out their lease (on SQLite, where one
+daemon runs, the next start makes them due at once)."""
 
 
 def retry_delay(attempts: int) -> timedelta:
@@ -111,8 +116,9 @@ class MailPipeline:
         """Finish the mail in hand, then take no more."""
         self.stopping = True
 
-    async def read_inbox(self) -> list[InboxResult]:
-        """Process every waiting message, one transaction each."""
+    async def read_inbox(self, after_each: Callable[[InboxResult], None] = lambda result: None) -> list[InboxResult]:
+        """Process every waiting message, one transaction each; `after_each` hears of each one
+        processed as soon as it is put away (the daemon starts sending its answers meanwhile)."""
         results = []
         for message in await self.source.fetch():
             if self.stopping:
@@ -121,6 +127,8 @@ class MailPipeline:
                 results.append(await self.process(message))
             except Exception:  # the database or the source failed: the mail stays for the next round
                 log.exception("inbox %s: not processed, will be tried again", message.key)
+            else:
+                after_each(results[-1])
         return results
 
     async def process(self, message: SourceMessage) -> InboxResult:
@@ -231,77 +239,126 @@ class MailPipeline:
         return session.exec(select(InboundMail).where(InboundMail.message_id == message_id)).first()
 
     async def flush_outbox(self) -> int:
-        """Send every due mail once; returns how many were sent."""
+        """Send every due mail once; returns how many were sent.
+
+        Due mails are claimed OUTBOX_BATCH at a time in one statement, and each is recorded
+        (in a worker thread) while the next one is sent: the database's commit and the mail
+        server's answer overlap instead of adding up."""
         sent = 0
-        for outbound_id in await asyncio.to_thread(self._due_ids):
-            if self.stopping:
-                break
-            try:
-                sent += await self._send_one(outbound_id)
-            except Exception:  # recording failed (the database): the mail is due again next round
-                log.exception("outbox row %d: not recorded, will be tried again", outbound_id)
+        recording: asyncio.Task[int] | None = None
+        try:
+            while not self.stopping:
+                batch = await asyncio.to_thread(self._claim_due)
+                if not batch:
+                    break
+                for index, mail in enumerate(batch):
+                    if self.stopping:  # leave the rest to whoever runs next, without waiting for the lease
+                        await asyncio.to_thread(self._release, [rest.id for rest in batch[index:]])
+                        break
+                    error = await self._send(mail)
+                    if recording is not None:
+                        sent += await recording
+                    recording = asyncio.create_task(self._record(mail, error))
+        finally:
+            if recording is not None:
+                sent += await recording
         return sent
 
-    def _due_ids(self) -> list[int]:
-        with session_scope(self.engine) as session:
-            given_up = select(OutboundGivenUp.outbound_id)
-            query = (select(OutboundMail.id).where(col(OutboundMail.sent_at).is_(None))
-                     .where(OutboundMail.next_attempt_at <= self.clock())
-                     .where(col(OutboundMail.id).not_in(given_up)).order_by(col(OutboundMail.id)))
-            return [outbound_id for outbound_id in session.exec(query).all() if outbound_id is not None]
-
-    async def _send_one(self, outbound_id: int) -> int:
-        outbound = await asyncio.to_thread(self._claim_outbound, outbound_id)
-        if outbound is None:
-            return 0
+    async def _send(self, mail: ClaimedMail) -> Exception | None:
+        """Hand the mail to the sink; the error if it failed."""
         try:
-            await self.sink.send(outbound.raw, outbound.sender, list(outbound.recipients))
+            await self.sink.send(mail.raw, mail.sender, list(mail.recipients))
         except Exception as exc:
-            delay = self.delay_after_failure(outbound.attempts + 1)
-            give_up = isinstance(exc, PermanentRefusal) or self.clock() - outbound.created_at >= self.give_up_after
-            await asyncio.to_thread(self._record_send, outbound_id, error=_describe(exc), delay=delay,
-                                    give_up=give_up)
-            if give_up:
-                log.error("outbox %s to %s: given up after %d attempts (%s)", outbound.message_id,
-                          ", ".join(outbound.recipients), outbound.attempts + 1, _describe(exc))
-            else:
-                log.warning("outbox %s to %s: not sent, attempt %d, retry in %ds (%s)", outbound.message_id,
-                            ", ".join(outbound.recipients), outbound.attempts + 1, delay.total_seconds(),
-                            _describe(exc))
-            return 0
-        await asyncio.to_thread(self._record_send, outbound_id)
-        log.info("outbox %s to %s: sent", outbound.message_id, ", ".join(outbound.recipients))
-        return 1
+            return exc
+        return None
 
-    def _claim_outbound(self, outbound_id: int) -> OutboundMail | None:
-        """The mail, claimed for sending by this process for OUTBOX_LEASE; None when it is sent
-        or was claimed by another daemon meanwhile.  One conditional UPDATE decides, so of
-        several daemons exactly one sends it."""
+    async def _record(self, mail: ClaimedMail, error: Exception | None) -> int:
+        """Record how sending went (1 if it was sent); a failure to record is logged and the
+        mail is due again when its lease ends."""
+        try:
+            if error is None:
+                await asyncio.to_thread(self._record_send, mail.id)
+                log.info("outbox %s to %s: sent", mail.message_id, ", ".join(mail.recipients))
+                return 1
+            delay = self.delay_after_failure(mail.attempts + 1)
+            give_up = isinstance(error, PermanentRefusal) or self.clock() - mail.created_at >= self.give_up_after
+            await asyncio.to_thread(self._record_send, mail.id, error=_describe(error), delay=delay,
+                                    give_up=give_up)
+        except Exception:  # recording failed (the database): the mail is due again after its lease
+            log.exception("outbox row %d: not recorded, will be tried again", mail.id)
+            return 0
+        if give_up:
+            log.error("outbox %s to %s: given up after %d attempts (%s)", mail.message_id,
+                      ", ".join(mail.recipients), mail.attempts + 1, _describe(error))
+        else:
+            log.warning("outbox %s to %s: not sent, attempt %d, retry in %ds (%s)", mail.message_id,
+                        ", ".join(mail.recipients), mail.attempts + 1, delay.total_seconds(), _describe(error))
+        return 0
+
+    def _claim_due(self) -> list[ClaimedMail]:
+        """Up to OUTBOX_BATCH due mails, claimed for sending by this process for OUTBOX_LEASE, in
+        the order they were queued.  One UPDATE decides; on PostgreSQL it skips rows another
+        daemon is claiming at that moment, so of several daemons exactly one sends each mail and
+        each takes other mails."""
+        now = self.clock()
+        due = (select(OutboundMail.id).where(col(OutboundMail.sent_at).is_(None))
+               .where(col(OutboundMail.next_attempt_at) <= now)
+               .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))
+               .order_by(col(OutboundMail.id)).limit(OUTBOX_BATCH).with_for_update(skip_locked=True))
+        claim = (update(OutboundMail).where(col(OutboundMail.id).in_(due))
+                 .where(col(OutboundMail.sent_at).is_(None)).where(col(OutboundMail.next_attempt_at) <= now)
+                 .values(next_attempt_at=now + OUTBOX_LEASE)
+                 .returning(col(OutboundMail.id), col(OutboundMail.message_id), col(OutboundMail.sender),
+                            col(OutboundMail.recipients), col(OutboundMail.raw), col(OutboundMail.attempts),
+                            col(OutboundMail.created_at)))
+        with session_scope(self.engine) as session:
+            rows = session.connection().execute(claim).all()
+        return sorted((ClaimedMail(row.id, row.message_id, row.sender, tuple(row.recipients), row.raw, row.attempts,
+                                   row.created_at) for row in rows), key=lambda mail: mail.id)
+
+    def release_every_claim(self) -> int:
+        """Make every unsent mail due now; returns how many were waiting.  Only for a daemon that
+        is alone on its database (SQLite): what a killed predecessor claimed is sent at once
+        instead of after its lease, and a mail waiting out a back-off is tried once more."""
         now = self.clock()
         with session_scope(self.engine) as session:
-            claim = (update(OutboundMail).where(col(OutboundMail.id) == outbound_id)
-                     .where(col(OutboundMail.sent_at).is_(None)).where(col(OutboundMail.next_attempt_at) <= now)
-                     .values(next_attempt_at=now + OUTBOX_LEASE))
-            if session.connection().execute(claim).rowcount != 1:
-                return None
-            return session.get(OutboundMail, outbound_id)
+            return int(session.connection().execute(
+                update(OutboundMail).where(col(OutboundMail.sent_at).is_(None))
+                .where(col(OutboundMail.next_attempt_at) > now)
+                .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))
+                .values(next_attempt_at=now)).rowcount)
+
+    def _release(self, outbound_ids: list[int]) -> None:
+        """Claimed mails this process will not send (it is stopping): due again at once."""
+        with session_scope(self.engine) as session:
+            session.connection().execute(
+                update(OutboundMail).where(col(OutboundMail.id).in_(outbound_ids))
+                .where(col(OutboundMail.sent_at).is_(None)).values(next_attempt_at=self.clock()))
 
     def _record_send(self, outbound_id: int, *, error: str = "", delay: timedelta = timedelta(0),
                      give_up: bool = False) -> None:
+        """One UPDATE (the mail itself is not read again), and the give-up row if it is given up."""
+        now = self.clock()
+        outcome = {"next_attempt_at": now + delay} if error else {"sent_at": now}
         with session_scope(self.engine) as session:
-            outbound = session.get(OutboundMail, outbound_id)
-            if outbound is None:
-                return
-            now = self.clock()
-            outbound.attempts += 1
-            outbound.last_error = error
-            if error:
-                outbound.next_attempt_at = now + delay
-            else:
-                outbound.sent_at = now
-            session.add(outbound)
+            session.connection().execute(
+                update(OutboundMail).where(col(OutboundMail.id) == outbound_id)
+                .values(attempts=col(OutboundMail.attempts) + 1, last_error=error, **outcome))
             if give_up and session.get(OutboundGivenUp, outbound_id) is None:
                 session.add(OutboundGivenUp(outbound_id=outbound_id, given_up_at=now, reason=error))
+
+
+@dataclass(frozen=True)
+class ClaimedMail:
+    """An answer claimed for sending: what sending it and recording how it went need."""
+
+    id: int
+    message_id: str
+    sender: str
+    recipients: tuple[str, ...]
+    raw: bytes
+    attempts: int
+    created_at: datetime
 
 
 def _describe(error: BaseException) -> str:

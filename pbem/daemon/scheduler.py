@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine, make_url
 from starlette.types import ASGIApp
 
 from pbem.config import Config
-from pbem.daemon.pipeline import Handler, MailPipeline
+from pbem.daemon.pipeline import Handler, InboxResult, MailPipeline
 from pbem.daemon.web import WebServer, WebServerError
 from pbem.mail.reading import TOKEN_PATTERN
 from pbem.mail.transport import open_inbound_source, open_outbound_sink
@@ -48,6 +48,8 @@ class Daemon:
         self._jobs: list[PeriodicJob] = [self._inbox_job, self._outbox_job]
         self._locks: dict[str, asyncio.Lock] = {}
         self._stop_requested = asyncio.Event()
+        self._sending: asyncio.Task[None] | None = None
+        self._more_to_send = False
         for job in jobs:
             self.add_periodic_job(job)
 
@@ -123,7 +125,20 @@ class Daemon:
                 await asyncio.sleep(ERROR_PAUSE_SECONDS)  # mail that cannot be handled must not spin the loop
 
     async def _read_inbox(self) -> None:
-        if await self.pipeline.read_inbox():
+        await self.pipeline.read_inbox(after_each=self._wake_outbox)
+        if self._sending is not None:
+            await self._sending
+
+    def _wake_outbox(self, result: InboxResult) -> None:
+        """Send the answers of a mail as soon as it is applied, while the next mail is applied:
+        the outbox job runs (again) in a task of its own, and the inbox job waits for it at the end."""
+        self._more_to_send = True
+        if self._sending is None or self._sending.done():
+            self._sending = asyncio.create_task(self._send_while_wanted())
+
+    async def _send_while_wanted(self) -> None:
+        while self._more_to_send:
+            self._more_to_send = False
             await self._exclusively(self._outbox_job)
 
     async def _flush_outbox(self) -> None:
@@ -183,6 +198,8 @@ async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob], 
     log.info("inbox %r; outbox %r", source, sink)
     try:
         pipeline = MailPipeline(engine, source, sink, handler, give_up_after=config.limits.give_up_after)
+        if engine.dialect.name == "sqlite" and (waiting := await asyncio.to_thread(pipeline.release_every_claim)):
+            log.info("outbox: %d unsent mails due again at start", waiting)
         if web is not None:
             web.start()
         await Daemon(pipeline, config.poll_interval, jobs).run()

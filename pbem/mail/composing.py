@@ -139,7 +139,16 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
         message.add_attachment(attachment.data, maintype=maintype, subtype=subtype, filename=attachment.filename,
                                params={"charset": attachment.charset} if attachment.charset else None)
     message["Content-Language"] = letter.language  # after the body: setting content clears Content-*
+    for part in message.walk():
+        if part.is_multipart():
+            part.set_boundary(_new_boundary())
     return message
+
+
+def _new_boundary() -> str:
+    """A MIME boundary no part can contain by chance (128 random bits), so the generator need not
+    search the whole mail, picture and all, for a line that happens to equal it."""
+    return f"=_pbem_{secrets.token_hex(16)}"
 
 
 def _one_line(text: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import ssl
 
 import aiosmtplib
@@ -22,14 +21,6 @@ log = logging.getLogger(__name__)
 
 TIMEOUT = 60.0
 GOODBYE_TIMEOUT = 2.0  # QUIT must not hold up a stop (SIGTERM: exit within 15 s)
-
-_LINE_END = re.compile(rb"\r?\n")
-
-
-def with_crlf(raw: bytes) -> bytes:
-    """SMTP wants CRLF line ends (RFC 5321 2.3.8); stored mails have plain LF."""
-    return _LINE_END.sub(b"\r\n", raw)
-
 
 class SmtpSink:
     """Sends each mail through the configured server (ssl, starttls or none; login when configured)."""
@@ -73,7 +64,9 @@ class SmtpSink:
         if self._client is None or not self._client.is_connected:
             self._client = await self.connect()
         try:
-            errors, _ = await self._client.sendmail(sender, recipients, with_crlf(raw))
+            # Stored mails have plain LF; aiosmtplib's DATA turns every line end into the CRLF that
+            # SMTP wants (RFC 5321 2.3.8) and dot-stuffs, in one pass over the mail.
+            errors, _ = await self._client.sendmail(sender, recipients, raw)
         except aiosmtplib.SMTPServerDisconnected:
             self._client = None
             raise

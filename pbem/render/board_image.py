@@ -309,7 +309,9 @@ def board_alt(view: BoardView, language: str) -> str:
                                     view.cube_owner, captions["last"], view.cube_offered)).strip()
 
 
+@cache
 def _texts(language: str) -> Any:
+    """The picture's wording (macros only, so one module per language serves every picture)."""
     return environment().get_template(f"{language}/picture.txt").make_module({"language": language})
 
 

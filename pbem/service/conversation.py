@@ -20,7 +20,7 @@ from pbem.config import Config
 from pbem.mail.composing import Attachment, InlineImage, Letter, new_content_id
 from pbem.mail.reading import reply_address
 from pbem.render.board_image import board_alt, render_board_png
-from pbem.render.templating import environment, explain, render
+from pbem.render.templating import environment, explain, render, wrap_prose
 from pbem.render.views import EventKind, GameView, Notice
 from pbem.render.text_board import BoardView, LastMove, Who
 from pbem.render.text_board import Score as BoardScore
@@ -248,9 +248,9 @@ class Conversation:
             texts = [*texts, self.help_text(table, short=True)]
         notes = table.take_notes(seat)
         context = {**view.template_context(), "events": events, "texts": texts, "notes": notes}
-        module = _module("game.txt", language, context)
+        module = _module("game.txt", language, context)  # made by rendering the letter: its text is the module's
         subject = str(module.subject(news.events)).strip()
-        text = render("game.txt", language, **context)
+        text = wrap_prose(str(module))
         images: tuple[InlineImage, ...] = ()
         context |= {"board_cid": None, "board_alt": None}
         if view.board_view is not None:

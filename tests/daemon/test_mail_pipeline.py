@@ -282,3 +282,64 @@ def test_an_unreachable_database_leaves_the_mail_for_the_next_round(engine, conf
     assert [p.name for p in files(config.inbox_dir)] == ["1.a"] and not files(config.inbox_dir / FAILED_FOLDER)
     assert [r.outcome for r in asyncio.run(pipeline.read_inbox())] == [Outcome.APPLIED]
     assert calls == ["<a@x>", "<a@x>"]
+
+
+def queue_answers(engine, count: int) -> None:
+    with session_scope(engine) as session:
+        for number in range(count):
+            message = EmailMessage()
+            message["From"], message["To"] = "backgammon@localhost", f"player{number}@example.org"
+            message.set_content(f"answer {number}")
+            queue_mail(session, message)
+
+
+class StoppingSink(FlakySink):
+    """Delivers, and asks the pipeline to stop after the first mail (SIGTERM while sending)."""
+
+    def __init__(self) -> None:
+        super().__init__(failures=0)
+        self.pipeline: MailPipeline | None = None
+
+    async def send(self, raw: bytes, sender: str, recipients: list[str]) -> None:
+        await super().send(raw, sender, recipients)
+        assert self.pipeline is not None
+        self.pipeline.stop()
+
+
+def test_a_stopping_daemon_leaves_the_rest_of_its_claimed_batch_due_at_once(engine, config):
+    queue_answers(engine, 5)
+    clock = Clock()
+    sink = StoppingSink()
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
+    sink.pipeline = pipeline
+    assert asyncio.run(pipeline.flush_outbox()) == 1
+    rows = outbound_rows(engine)
+    assert [row.sent_at is not None for row in rows] == [True, False, False, False, False]
+    assert all(row.next_attempt_at <= clock.now and row.attempts == 0 for row in rows[1:])  # no lease to wait out
+    successor = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
+    assert asyncio.run(successor.flush_outbox()) == 4
+    assert [recipients for _, _, recipients in sink.sent] == [[f"player{n}@example.org"] for n in range(5)]
+
+
+def test_mails_claimed_by_a_killed_daemon_wait_for_their_lease_unless_released_at_start(engine, config):
+    queue_answers(engine, 3)
+    clock = Clock()
+    killed = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo, clock=clock)
+    assert len(killed._claim_due()) == 3  # claimed, then the process died before sending
+    sink = FlakySink(0)
+    restarted = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
+    assert asyncio.run(restarted.flush_outbox()) == 0  # leased to the dead one
+    assert restarted.release_every_claim() == 3  # `pbem serve` on SQLite, alone on its database
+    assert asyncio.run(restarted.flush_outbox()) == 3 and len(sink.sent) == 3
+    assert restarted.release_every_claim() == 0
+
+
+def test_more_due_mails_than_one_batch_are_all_sent_in_order(engine, config):
+    from pbem.daemon.pipeline import OUTBOX_BATCH
+    queue_answers(engine, 2 * OUTBOX_BATCH + 3)
+    sink = FlakySink(0)
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo)
+    assert asyncio.run(pipeline.flush_outbox()) == 2 * OUTBOX_BATCH + 3
+    assert [recipients for _, _, recipients in sink.sent] == [[f"player{n}@example.org"]
+                                                             for n in range(2 * OUTBOX_BATCH + 3)]
+    assert all(row.sent_at is not None and row.attempts == 1 for row in outbound_rows(engine))

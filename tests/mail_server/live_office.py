@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "service"))
 
@@ -73,7 +73,10 @@ class LivePostOffice(PostOffice):
             time.sleep(0.01)
 
     def unsent(self) -> int:
-        return len(self.unsent_rows())
+        """How many answers wait to be sent (counted by the database: the rows hold whole mails)."""
+        with Session(self.engine) as session:
+            return session.exec(select(func.count()).select_from(OutboundMail)
+                                .where(col(OutboundMail.sent_at).is_(None))).one()
 
     def unsent_rows(self) -> list[tuple]:
         with Session(self.engine) as session:
