@@ -29,7 +29,11 @@ Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
   rounds served first by one, then by two `pbem serve` processes on one database and one
   mailbox (a fresh database and mailbox each); prints both rates, the ratio two / one (goal: at
   least 1.6), and counts the answers: any sent twice (one Message-ID twice, or a mail answered
-  twice) is reported as a duplicate.
+  twice) is reported as a duplicate. It also prints the CPU time the rounds cost per move, as the
+  kernel counts it (/proc): the daemons', PostgreSQL's, Dovecot's, this process's (the SMTP
+  server and the players) and the whole machine's; and from that what the machine allows two
+  daemons at most: every round waits once for Dovecot's IDLE notice, and the rest cannot go faster
+  than all cores busy with the CPU the moves need.
 
 Dovecot reports new mail to an IDLE session about half a second after it arrives, so that is
 the floor of the latency, and of every round.
@@ -40,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import signal
 import statistics
@@ -82,6 +87,9 @@ SETTLE_POLL_SECONDS = 0.05
 """How often the players look whether the round is over: rarely enough to leave the daemon the
 CPU (rounds are timed by the SMTP server's clock, not by this poll)."""
 DAEMON_STOP_SECONDS = 30.0
+CORES = os.cpu_count() or 1
+IDLE_NOTICE_SECONDS = 0.5
+"""How long after a mail arrives Dovecot tells an IDLE session of it: every round waits this once."""
 
 
 @dataclass
@@ -97,9 +105,57 @@ class Rounds:
     """Per round, the moves mailed and the answers sent, as the servers had them: the bare
     client replays exactly these."""
 
+    cpu: dict[str, float] = field(default_factory=dict)
+    """CPU seconds spent during the rounds, per kind of process (see :class:`CpuMeter`)."""
+
     @property
     def rate(self) -> float:
         return self.moves / self.seconds if self.seconds else float("nan")
+
+    def cpu_ms_per_move(self, kind: str) -> float:
+        return 1000 * self.cpu.get(kind, 0.0) / self.moves if self.moves else float("nan")
+
+
+class CpuMeter:
+    """CPU time from /proc (the kernel's count, not the daemon's own): of the whole machine
+    (``machine``: every process, also those that ended meanwhile) and of the processes of
+    each kind: ``daemons`` (the `pbem serve` processes), ``postgresql``, ``dovecot``, and ``bench``
+    (this process: the players and the SMTP server)."""
+
+    TICK = os.sysconf("SC_CLK_TCK")
+    KINDS = ("daemons", "postgresql", "dovecot", "bench")
+
+    def __init__(self, daemons: list[int]) -> None:
+        self.daemons = set(daemons)
+
+    def read(self) -> dict[str, float]:
+        counts = dict.fromkeys(("machine", *self.KINDS), 0.0)
+        with open("/proc/stat") as stat:
+            user, nice, system, idle, iowait, irq, softirq, steal = map(int, stat.readline().split()[1:9])
+        counts["machine"] = (user + nice + system + irq + softirq + steal) / self.TICK
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                raw = (entry / "stat").read_text()
+            except OSError:
+                continue
+            name, fields = raw[raw.index("(") + 1:raw.rindex(")")], raw.rpartition(")")[2].split()
+            kind = self._kind(int(entry.name), name)
+            if kind is not None:
+                counts[kind] += (int(fields[11]) + int(fields[12])) / self.TICK
+        return counts
+
+    def _kind(self, pid: int, name: str) -> str | None:
+        if pid in self.daemons:
+            return "daemons"
+        if pid == os.getpid():
+            return "bench"
+        if name.startswith(("postgres", "postmaster")):
+            return "postgresql"
+        if name in ("dovecot", "imap", "imap-login", "auth", "anvil", "log", "config", "stats"):
+            return "dovecot"
+        return None
 
 
 def main() -> None:
@@ -168,8 +224,19 @@ def several_daemons(games: int, rounds: int) -> None:
         for number, counts in enumerate(shares):
             print(f"             daemon {number + 1} (whole run, with the invitations): "
                   + ", ".join(f"{counts[what]} {what}" for what in LOGGED))
-    print(f"ratio:       two daemons / one daemon = {results[2][0].rate / results[1][0].rate:.2f}  "
-          "(goal: at least 1.6)")
+        others = played.cpu["machine"] - played.cpu["daemons"]
+        print(f"             CPU per move while the rounds ran (/proc): the daemons {played.cpu_ms_per_move('daemons'):.0f} ms, "
+              f"everything else {1000 * others / played.moves:.0f} ms (PostgreSQL "
+              f"{played.cpu_ms_per_move('postgresql'):.0f}, Dovecot {played.cpu_ms_per_move('dovecot'):.0f}, "
+              f"this process: SMTP server and players {played.cpu_ms_per_move('bench'):.0f}); "
+              f"the machine busy {100 * played.cpu['machine'] / (played.seconds * CORES):.0f} % of {CORES} cores")
+    one, two = results[1][0], results[2][0]
+    print(f"ratio:       two daemons / one daemon = {two.rate / one.rate:.2f}  (goal: at least 1.6)")
+    per_move = two.cpu["machine"] / two.moves
+    floor = rounds * IDLE_NOTICE_SECONDS + two.moves * per_move / CORES
+    print(f"             what this machine allows two daemons: {two.moves} moves at {1000 * per_move:.0f} ms of CPU "
+          f"each on {CORES} cores, after {rounds} IDLE notices of {IDLE_NOTICE_SECONDS} s, take at least "
+          f"{floor:.2f} s = {two.moves / floor:.1f} moves/s, {two.moves / floor / one.rate:.2f} times one daemon")
 
 
 def daemons_on_postgresql(server: PostgresServer, daemons: int, games: int,
@@ -177,15 +244,15 @@ def daemons_on_postgresql(server: PostgresServer, daemons: int, games: int,
     with mail_servers() as (dovecot, smtp), scratch_dir() as scratch:
         path = write_config(scratch, dovecot, smtp, database=server.new_database())
         office = LivePostOffice(load_config(path), dovecot, smtp)  # its schema made before the daemons start
-        with serving(path, daemons, scratch):
-            played = play_rounds(office, start_games(office, games), rounds)
+        with serving(path, daemons, scratch) as processes:
+            played = play_rounds(office, start_games(office, games), rounds, CpuMeter(processes))
         shares = [log_counts(scratch / f"serve-{number}.log") for number in range(daemons)]
         return played, duplicates(office, played.mailed), shares
 
 
 @contextmanager
-def serving(config: Path, daemons: int, scratch: Path) -> Iterator[None]:
-    """`daemons` processes of `pbem serve` on `config`, stopped with SIGTERM at the end."""
+def serving(config: Path, daemons: int, scratch: Path) -> Iterator[list[int]]:
+    """`daemons` processes of `pbem serve` on `config` (their pids), stopped with SIGTERM at the end."""
     processes = []
     try:
         for number in range(daemons):
@@ -193,7 +260,7 @@ def serving(config: Path, daemons: int, scratch: Path) -> Iterator[None]:
             processes.append(subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "--config", str(config)],
                                               stdout=log, stderr=subprocess.STDOUT, cwd=ROOT))
             log.close()
-        yield
+        yield [process.pid for process in processes]
     finally:
         for process in processes:
             if process.poll() is None:
@@ -265,10 +332,13 @@ def start_games(office: LivePostOffice, games: int) -> list[tuple[int, tuple[Pla
     return pairs
 
 
-def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Player]]], rounds: int) -> Rounds:
-    """In each round, the player to act in every game mails their move at once (see the docstring)."""
+def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Player]]], rounds: int,
+                cpu: CpuMeter | None = None) -> Rounds:
+    """In each round, the player to act in every game mails their move at once (see the docstring);
+    with `cpu`, the CPU time spent from each round's start to its end is counted too."""
     played = Rounds()
     for _ in range(rounds):
+        before = cpu.read() if cpu is not None else {}
         batch = [mail for match_id, players in pairs if (mail := next_move(office, match_id, players)) is not None]
         answered = len(office.smtp.recorder.received)
         moves = [crlf(message.as_bytes(policy=SMTP_POLICY)) for _, message in batch]
@@ -281,6 +351,9 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
 
         office.dovecot.deliver_all(SERVICE[0], moves, delivered=delivering)
         settle(office, {str(message["Message-ID"]) for _, message in batch}, answered)
+        if cpu is not None:
+            for kind, seconds in cpu.read().items():
+                played.cpu[kind] = played.cpu.get(kind, 0.0) + seconds - before[kind]
         answers = office.smtp.recorder.received[answered:]
         played.moves += len(batch)
         played.seconds += max(mail.at for mail in answers) - office.delivered_at[str(batch[0][1]["Message-ID"])]
