@@ -16,9 +16,9 @@ advisory lock on its Message-ID) before it is applied, and a daemon that finds i
 it to the other; what a mail changes is locked (``pbem.service.tables``) or versioned, and a mail
 whose rows another process changed meanwhile is applied again from the start.
 
-Outbox: unsent OutboundMail rows whose time has come → claimed, a batch at a time (their next
-attempt moved past a lease, in one conditional UPDATE) → sink → `sent_at`, recorded while the next
-one is sent. A failed send is retried
+Outbox: unsent OutboundMail rows whose time has come → each claimed (an advisory lock on
+PostgreSQL, which a daemon that dies lets go at once) and read again → sink → `sent_at`, recorded
+while the next one is sent → claim released. A failed send is retried
 with growing back-off (capped at an hour) under the same Message-ID, until the server refuses
 every recipient for good (5xx) or `give_up_after` has passed: then it is given up, logged and
 listed by `pbem status`. One mail that cannot be sent never holds up the others. A crash between
@@ -64,14 +64,9 @@ MAX_DEATHS = 2
 """A mail during which the process died this often is shunted, not tried again."""
 CONFLICT_ATTEMPTS = 3
 """How often a mail is applied again when another process changed the same rows meanwhile."""
-OUTBOX_LEASE = timedelta(minutes=10)
-"""How long a claimed answer is left to the daemon that claimed it; one that died meanwhile
-leaves it to be sent by another (or by itself, restarted) after that."""
 GIVE_UP_AFTER = timedelta(days=3)
-OUTBOX_BATCH = 8
-"""How many due answers a daemon claims at once; the rest are left to the others meanwhile.  A
-daemon killed while sending leaves at most these to wait out their lease (on SQLite, where one
-daemon runs, the next start makes them due at once)."""
+OUTBOX_BATCH = 16
+"""How many due answers are read at a time (each is claimed on its own as it is sent)."""
 
 
 def retry_delay(attempts: int) -> timedelta:
@@ -241,20 +236,24 @@ class MailPipeline:
     async def flush_outbox(self) -> int:
         """Send every due mail once; returns how many were sent.
 
-        Due mails are claimed OUTBOX_BATCH at a time in one statement, and each is recorded
-        (in a worker thread) while the next one is sent: the database's commit and the mail
-        server's answer overlap instead of adding up."""
+        Each mail is claimed just before it is sent, and recorded (in a worker thread) while the
+        next one is claimed and sent: the database's commit and the mail server's answer overlap
+        instead of adding up."""
         sent = 0
         recording: asyncio.Task[int] | None = None
+        last = 0
         try:
             while not self.stopping:
-                batch = await asyncio.to_thread(self._claim_due)
-                if not batch:
+                due = await asyncio.to_thread(self._due_ids, last)
+                if not due:
                     break
-                for index, mail in enumerate(batch):
-                    if self.stopping:  # leave the rest to whoever runs next, without waiting for the lease
-                        await asyncio.to_thread(self._release, [rest.id for rest in batch[index:]])
+                last = due[-1]
+                for outbound_id in due:
+                    if self.stopping:
                         break
+                    mail = await asyncio.to_thread(self._claim_outbound, outbound_id)
+                    if mail is None:
+                        continue
                     error = await self._send(mail)
                     if recording is not None:
                         sent += await recording
@@ -273,8 +272,8 @@ class MailPipeline:
         return None
 
     async def _record(self, mail: ClaimedMail, error: Exception | None) -> int:
-        """Record how sending went (1 if it was sent); a failure to record is logged and the
-        mail is due again when its lease ends."""
+        """Record how sending went (1 if it was sent), then release the claim; a failure to
+        record is logged, and the mail is due again."""
         try:
             if error is None:
                 await asyncio.to_thread(self._record_send, mail.id)
@@ -284,9 +283,11 @@ class MailPipeline:
             give_up = isinstance(error, PermanentRefusal) or self.clock() - mail.created_at >= self.give_up_after
             await asyncio.to_thread(self._record_send, mail.id, error=_describe(error), delay=delay,
                                     give_up=give_up)
-        except Exception:  # recording failed (the database): the mail is due again after its lease
+        except Exception:  # recording failed (the database): the mail is due again next round
             log.exception("outbox row %d: not recorded, will be tried again", mail.id)
             return 0
+        finally:
+            await asyncio.to_thread(mail.release)
         if give_up:
             log.error("outbox %s to %s: given up after %d attempts (%s)", mail.message_id,
                       ", ".join(mail.recipients), mail.attempts + 1, _describe(error))
@@ -295,45 +296,38 @@ class MailPipeline:
                         ", ".join(mail.recipients), mail.attempts + 1, delay.total_seconds(), _describe(error))
         return 0
 
-    def _claim_due(self) -> list[ClaimedMail]:
-        """Up to OUTBOX_BATCH due mails, claimed for sending by this process for OUTBOX_LEASE, in
-        the order they were queued.  One UPDATE decides; on PostgreSQL it skips rows another
-        daemon is claiming at that moment, so of several daemons exactly one sends each mail and
-        each takes other mails."""
-        now = self.clock()
-        due = (select(OutboundMail.id).where(col(OutboundMail.sent_at).is_(None))
-               .where(col(OutboundMail.next_attempt_at) <= now)
-               .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))
-               .order_by(col(OutboundMail.id)).limit(OUTBOX_BATCH).with_for_update(skip_locked=True))
-        claim = (update(OutboundMail).where(col(OutboundMail.id).in_(due))
-                 .where(col(OutboundMail.sent_at).is_(None)).where(col(OutboundMail.next_attempt_at) <= now)
-                 .values(next_attempt_at=now + OUTBOX_LEASE)
-                 .returning(col(OutboundMail.id), col(OutboundMail.message_id), col(OutboundMail.sender),
-                            col(OutboundMail.recipients), col(OutboundMail.raw), col(OutboundMail.attempts),
-                            col(OutboundMail.created_at)))
+    def _due_ids(self, after: int) -> list[int]:
+        """Up to OUTBOX_BATCH due mails queued after row `after`, in the order they were queued
+        (one pass over the outbox tries each mail once, however the others went)."""
         with session_scope(self.engine) as session:
-            rows = session.connection().execute(claim).all()
-        return sorted((ClaimedMail(row.id, row.message_id, row.sender, tuple(row.recipients), row.raw, row.attempts,
-                                   row.created_at) for row in rows), key=lambda mail: mail.id)
+            query = (select(OutboundMail.id).where(col(OutboundMail.sent_at).is_(None))
+                     .where(col(OutboundMail.id) > after)
+                     .where(OutboundMail.next_attempt_at <= self.clock())
+                     .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))
+                     .order_by(col(OutboundMail.id)).limit(OUTBOX_BATCH))
+            return [outbound_id for outbound_id in session.exec(query).all() if outbound_id is not None]
 
-    def release_every_claim(self) -> int:
-        """Make every unsent mail due now; returns how many were waiting.  Only for a daemon that
-        is alone on its database (SQLite): what a killed predecessor claimed is sent at once
-        instead of after its lease, and a mail waiting out a back-off is tried once more."""
-        now = self.clock()
-        with session_scope(self.engine) as session:
-            return int(session.connection().execute(
-                update(OutboundMail).where(col(OutboundMail.sent_at).is_(None))
-                .where(col(OutboundMail.next_attempt_at) > now)
-                .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))
-                .values(next_attempt_at=now)).rowcount)
-
-    def _release(self, outbound_ids: list[int]) -> None:
-        """Claimed mails this process will not send (it is stopping): due again at once."""
-        with session_scope(self.engine) as session:
-            session.connection().execute(
-                update(OutboundMail).where(col(OutboundMail.id).in_(outbound_ids))
-                .where(col(OutboundMail.sent_at).is_(None)).values(next_attempt_at=self.clock()))
+    def _claim_outbound(self, outbound_id: int) -> ClaimedMail | None:
+        """The mail, claimed for sending by this process (:func:`pbem.store.db.claim`: on PostgreSQL
+        an advisory lock, which a process that dies lets go at once); None when another daemon
+        holds it, or it was sent, given up or put off meanwhile (read again once claimed)."""
+        release = claim(self.engine, f"outbound {outbound_id}")
+        if release is None:
+            return None
+        try:
+            with session_scope(self.engine) as session:
+                row = session.exec(
+                    select(OutboundMail).where(OutboundMail.id == outbound_id)
+                    .where(col(OutboundMail.sent_at).is_(None)).where(OutboundMail.next_attempt_at <= self.clock())
+                    .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))).first()
+        except BaseException:
+            release()
+            raise
+        if row is None or row.id is None:
+            release()
+            return None
+        return ClaimedMail(row.id, row.message_id, row.sender, tuple(row.recipients), row.raw, row.attempts,
+                           row.created_at, release)
 
     def _record_send(self, outbound_id: int, *, error: str = "", delay: timedelta = timedelta(0),
                      give_up: bool = False) -> None:
@@ -359,6 +353,8 @@ class ClaimedMail:
     raw: bytes
     attempts: int
     created_at: datetime
+    release: Callable[[], None]
+    """Lets go of the claim, once the outcome is recorded."""
 
 
 def _describe(error: BaseException) -> str:

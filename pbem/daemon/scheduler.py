@@ -198,8 +198,6 @@ async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob], 
     log.info("inbox %r; outbox %r", source, sink)
     try:
         pipeline = MailPipeline(engine, source, sink, handler, give_up_after=config.limits.give_up_after)
-        if engine.dialect.name == "sqlite" and (waiting := await asyncio.to_thread(pipeline.release_every_claim)):
-            log.info("outbox: %d unsent mails due again at start", waiting)
         if web is not None:
             web.start()
         await Daemon(pipeline, config.poll_interval, jobs).run()
