@@ -128,8 +128,9 @@ class CpuMeter:
     def __init__(self, daemons: list[int]) -> None:
         self.daemons = set(daemons)
 
-    def read(self) -> dict[str, float]:
-        counts = dict.fromkeys(("machine", *self.KINDS), 0.0)
+    def read(self) -> dict[object, float]:
+        """The machine's busy seconds (key ``machine``) and each process's (key: its pid and kind)."""
+        counts: dict[object, float] = {}
         with open("/proc/stat") as stat:
             user, nice, system, idle, iowait, irq, softirq, steal = map(int, stat.readline().split()[1:9])
         counts["machine"] = (user + nice + system + irq + softirq + steal) / self.TICK
@@ -143,8 +144,18 @@ class CpuMeter:
             name, fields = raw[raw.index("(") + 1:raw.rindex(")")], raw.rpartition(")")[2].split()
             kind = self._kind(int(entry.name), name)
             if kind is not None:
-                counts[kind] += (int(fields[11]) + int(fields[12])) / self.TICK
+                counts[(int(entry.name), kind)] = (int(fields[11]) + int(fields[12])) / self.TICK
         return counts
+
+    @staticmethod
+    def spent(before: dict[object, float], after: dict[object, float]) -> dict[str, float]:
+        """Seconds per kind between two readings: what each process running at the second spent
+        since the first (a process that ended in between is counted in ``machine`` only)."""
+        spent = dict.fromkeys(("machine", *CpuMeter.KINDS), 0.0)
+        for key, seconds in after.items():
+            kind = key if isinstance(key, str) else key[1]  # type: ignore[index]
+            spent[kind] += seconds - before.get(key, 0.0)
+        return spent
 
     def _kind(self, pid: int, name: str) -> str | None:
         if pid in self.daemons:
@@ -352,8 +363,8 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
         office.dovecot.deliver_all(SERVICE[0], moves, delivered=delivering)
         settle(office, {str(message["Message-ID"]) for _, message in batch}, answered)
         if cpu is not None:
-            for kind, seconds in cpu.read().items():
-                played.cpu[kind] = played.cpu.get(kind, 0.0) + seconds - before[kind]
+            for kind, seconds in CpuMeter.spent(before, cpu.read()).items():
+                played.cpu[kind] = played.cpu.get(kind, 0.0) + seconds
         answers = office.smtp.recorder.received[answered:]
         played.moves += len(batch)
         played.seconds += max(mail.at for mail in answers) - office.delivered_at[str(batch[0][1]["Message-ID"])]

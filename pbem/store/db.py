@@ -62,11 +62,18 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
 
 
+POOL_SIZE = 10
+"""Connections a daemon keeps open to PostgreSQL (up to as many more for a burst)."""
+
+
 def make_engine(url: str) -> Engine:
     """An engine for `url`; SQLite gets WAL (readers never block the daemon) and a busy timeout."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+        # Claims hold a connection each while their mail is applied or sent, beside the sessions
+        # that apply and record it, the jobs and the web board: ten kept open, so that no
+        # connection (a server process) is made and ended for every mail.
+        return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE)
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"check_same_thread": False,
