@@ -46,7 +46,8 @@ from pbem.mail.sinks import OutboundSink
 from pbem.mail.reading import message_id_of, sender_and_subject
 from pbem.mail.sources import InboundSource, SourceMessage
 from pbem.store.db import claim, session_scope, utc_now
-from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
+from pbem.store.mail_records import (InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail,
+                                     queued_mails)
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,8 @@ class InboxResult:
     outcome: Outcome
     message_id: str
     reason: str = ""
+    answers: tuple[int, ...] = ()
+    """The OutboundMail rows its transaction queued: this daemon sends them first."""
 
 
 @dataclass
@@ -191,7 +194,9 @@ class MailPipeline:
             inbound.processed_at = self.clock()
             session.add(inbound)
             self._forget_attempt(session, message_id)
-        return InboxResult(Outcome(str(inbound.state)), message_id, inbound.reason)
+            session.flush()
+            answers = tuple(mail.id for mail in queued_mails(session) if mail.id is not None)
+        return InboxResult(Outcome(str(inbound.state)), message_id, inbound.reason, answers)
 
     def _count_attempt(self, session: Session, message_id: str) -> int:
         """Record that applying the mail starts; returns how often it started before and never ended."""
@@ -234,30 +239,34 @@ class MailPipeline:
         return session.exec(select(InboundMail).where(InboundMail.message_id == message_id)).first()
 
     async def flush_outbox(self) -> int:
-        """Send every due mail once; returns how many were sent.
+        """Send every due mail once; returns how many were sent."""
+        sent, last = 0, 0
+        while not self.stopping:
+            due = await asyncio.to_thread(self._due_ids, last)
+            if not due:
+                break
+            last = due[-1]
+            sent += await self.send(due)
+        return sent
 
-        Each mail is claimed just before it is sent, and recorded (in a worker thread) while the
-        next one is claimed and sent: the database's commit and the mail server's answer overlap
-        instead of adding up."""
+    async def send(self, outbound_ids: list[int]) -> int:
+        """Send these mails, those of them that are due and nobody else claims; returns how many
+        were sent.  Each is claimed just before it is sent, and recorded (in a worker thread)
+        while the next one is claimed and sent: the database's commit and the mail server's
+        answer overlap instead of adding up."""
         sent = 0
         recording: asyncio.Task[int] | None = None
-        last = 0
         try:
-            while not self.stopping:
-                due = await asyncio.to_thread(self._due_ids, last)
-                if not due:
+            for outbound_id in outbound_ids:
+                if self.stopping:
                     break
-                last = due[-1]
-                for outbound_id in due:
-                    if self.stopping:
-                        break
-                    mail = await asyncio.to_thread(self._claim_outbound, outbound_id)
-                    if mail is None:
-                        continue
-                    error = await self._send(mail)
-                    if recording is not None:
-                        sent += await recording
-                    recording = asyncio.create_task(self._record(mail, error))
+                mail = await asyncio.to_thread(self._claim_outbound, outbound_id)
+                if mail is None:
+                    continue
+                error = await self._send(mail)
+                if recording is not None:
+                    sent += await recording
+                recording = asyncio.create_task(self._record(mail, error))
         finally:
             if recording is not None:
                 sent += await recording

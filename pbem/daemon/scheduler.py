@@ -49,7 +49,7 @@ class Daemon:
         self._locks: dict[str, asyncio.Lock] = {}
         self._stop_requested = asyncio.Event()
         self._sending: asyncio.Task[None] | None = None
-        self._more_to_send = False
+        self._to_send: list[int] = []
         for job in jobs:
             self.add_periodic_job(job)
 
@@ -130,16 +130,22 @@ class Daemon:
             await self._sending
 
     def _wake_outbox(self, result: InboxResult) -> None:
-        """Send the answers of a mail as soon as it is applied, while the next mail is applied:
-        the outbox job runs (again) in a task of its own, and the inbox job waits for it at the end."""
-        self._more_to_send = True
+        """Send the answers of a mail as soon as it is applied, while the next mail is applied,
+        in a task of their own that the inbox job waits for at the end.  This daemon sends what
+        its own mails queued; the outbox job (every few seconds) sends whatever else is due."""
+        self._to_send.extend(result.answers)
         if self._sending is None or self._sending.done():
-            self._sending = asyncio.create_task(self._send_while_wanted())
+            self._sending = asyncio.create_task(self._send_queued())
 
-    async def _send_while_wanted(self) -> None:
-        while self._more_to_send:
-            self._more_to_send = False
-            await self._exclusively(self._outbox_job)
+    async def _send_queued(self) -> None:
+        while self._to_send and not self._stop_requested.is_set():
+            answers, self._to_send = self._to_send, []
+            async with self._locks[self._outbox_job.name]:  # not beside a flush of the whole outbox
+                try:
+                    await self.pipeline.send(answers)
+                except Exception as exc:  # the database: the outbox job sends them when it can
+                    log.error("sending the answers: %s: %s", type(exc).__name__, exc)
+                    return
 
     async def _flush_outbox(self) -> None:
         await self.pipeline.flush_outbox()

@@ -134,4 +134,13 @@ def queue_mail(session: Session, message: EmailMessage) -> OutboundMail:
                             recipients=recipients, raw=message.as_bytes(policy=default_policy),
                             created_at=now, next_attempt_at=now)
     session.add(outbound)
+    session.info.setdefault(_QUEUED, []).append(outbound)
     return outbound
+
+
+_QUEUED = "pbem queued mails"
+
+
+def queued_mails(session: Session) -> list[OutboundMail]:
+    """The mails :func:`queue_mail` stored in `session`, in order (their ids once flushed)."""
+    return list(session.info.get(_QUEUED, []))

@@ -350,3 +350,15 @@ def test_more_due_mails_than_one_batch_are_all_sent_in_order(engine, config):
     assert [recipients for _, _, recipients in sink.sent] == [[f"player{n}@example.org"]
                                                              for n in range(2 * OUTBOX_BATCH + 3)]
     assert all(row.sent_at is not None and row.attempts == 1 for row in outbound_rows(engine))
+
+
+def test_a_mail_reports_the_answers_it_queued_and_send_sends_only_those(pipeline, engine, config):
+    queue_answers(engine, 2)  # due answers of other mails (another daemon's, say)
+    deliver(config.inbox_dir, "1.a", mail("hi there"))
+    [result] = asyncio.run(pipeline.read_inbox())
+    rows = outbound_rows(engine)
+    assert result.outcome is Outcome.APPLIED and result.answers == (rows[-1].id,)
+    assert asyncio.run(pipeline.send(list(result.answers))) == 1
+    assert [row.sent_at is not None for row in outbound_rows(engine)] == [False, False, True]
+    assert asyncio.run(pipeline.send(list(result.answers))) == 0  # sent: not claimed again
+    assert asyncio.run(pipeline.flush_outbox()) == 2
