@@ -66,6 +66,9 @@ MAX_DEATHS = 2
 CONFLICT_ATTEMPTS = 3
 """How often a mail is applied again when another process changed the same rows meanwhile."""
 GIVE_UP_AFTER = timedelta(days=3)
+SEND_LEASE = timedelta(seconds=30)
+"""On PostgreSQL, how long a claimed answer is left to the daemon sending it even if its claim
+is lost; a daemon killed while sending leaves the answer to be sent again after that."""
 OUTBOX_BATCH = 16
 """How many due answers are read at a time (each is claimed on its own as it is sent)."""
 
@@ -296,7 +299,10 @@ class MailPipeline:
             log.exception("outbox row %d: not recorded, will be tried again", mail.id)
             return 0
         finally:
-            await asyncio.to_thread(mail.release)
+            try:
+                await asyncio.to_thread(mail.release)
+            except Exception as exc:  # its connection went away, and the lock with it: nothing to let go
+                log.warning("outbox %s: releasing the claim failed (%s)", mail.message_id, _describe(exc))
         if give_up:
             log.error("outbox %s to %s: given up after %d attempts (%s)", mail.message_id,
                       ", ".join(mail.recipients), mail.attempts + 1, _describe(error))
@@ -319,16 +325,24 @@ class MailPipeline:
     def _claim_outbound(self, outbound_id: int) -> ClaimedMail | None:
         """The mail, claimed for sending by this process (:func:`pbem.store.db.claim`: on PostgreSQL
         an advisory lock, which a process that dies lets go at once); None when another daemon
-        holds it, or it was sent, given up or put off meanwhile (read again once claimed)."""
+        holds it, or it was sent, given up or put off meanwhile (read again once claimed).
+
+        On PostgreSQL its next attempt is also put SEND_LEASE ahead: a lock lost with its
+        connection (the database restarted while the mail is sent) does not let another daemon
+        send it too, and a mail whose outcome cannot be recorded is tried again after that."""
         release = claim(self.engine, f"outbound {outbound_id}")
         if release is None:
             return None
         try:
             with session_scope(self.engine) as session:
+                now = self.clock()
                 row = session.exec(
                     select(OutboundMail).where(OutboundMail.id == outbound_id)
-                    .where(col(OutboundMail.sent_at).is_(None)).where(OutboundMail.next_attempt_at <= self.clock())
+                    .where(col(OutboundMail.sent_at).is_(None)).where(OutboundMail.next_attempt_at <= now)
                     .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))).first()
+                if row is not None and self.engine.dialect.name == "postgresql":
+                    row.next_attempt_at = now + SEND_LEASE
+                    session.add(row)
         except BaseException:
             release()
             raise
@@ -367,5 +381,7 @@ class ClaimedMail:
 
 
 def _describe(error: BaseException) -> str:
-    text = f"{type(error).__name__}: {error}"
-    return " ".join(text.split())[:MAX_ERROR_LENGTH]
+    """One line, short, and storable: a server's reply in another encoding comes decoded with
+    surrogate escapes, which no database column takes (nor a NUL, which PostgreSQL refuses)."""
+    text = f"{type(error).__name__}: {error}".encode("utf-8", "backslashreplace").decode("utf-8")
+    return " ".join(text.replace("\0", " ").split())[:MAX_ERROR_LENGTH]

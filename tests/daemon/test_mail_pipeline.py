@@ -322,16 +322,20 @@ def test_a_stopping_daemon_sends_no_more_and_leaves_the_rest_due(engine, config)
 
 
 def test_an_answer_claimed_by_another_daemon_is_left_to_it_and_sent_once(engine, config):
+    from pbem.daemon.pipeline import SEND_LEASE
     queue_answers(engine, 3)
-    other = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo)
+    clock = Clock()
+    other = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo, clock=clock)
     held = other._claim_outbound(outbound_rows(engine)[1].id)  # the other daemon is sending it now
     assert held is not None
     sink = FlakySink(0)
-    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo)
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
     if engine.dialect.name == "postgresql":  # on SQLite only one daemon runs: there is nobody to leave it to
         assert asyncio.run(pipeline.flush_outbox()) == 2
         assert [recipients for _, _, recipients in sink.sent] == [["player0@example.org"], ["player2@example.org"]]
-        held.release()  # the other daemon dies (or records a failure) without sending it: it is free at once
+        held.release()  # the other daemon died without sending it: it is sent once its lease is over
+        assert asyncio.run(pipeline.flush_outbox()) == 0
+        clock.now += SEND_LEASE
         assert asyncio.run(pipeline.flush_outbox()) == 1
     else:
         held.release()
@@ -362,3 +366,89 @@ def test_a_mail_reports_the_answers_it_queued_and_send_sends_only_those(pipeline
     assert [row.sent_at is not None for row in outbound_rows(engine)] == [False, False, True]
     assert asyncio.run(pipeline.send(list(result.answers))) == 0  # sent: not claimed again
     assert asyncio.run(pipeline.flush_outbox()) == 2
+
+
+@pytest.mark.postgresql_only
+def test_an_answer_whose_claim_is_lost_while_it_is_sent_is_left_to_its_sender_for_the_lease(engine, config):
+    from pbem.daemon.pipeline import SEND_LEASE
+    queue_answers(engine, 1)
+    clock = Clock()
+    sending = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo, clock=clock)
+    held = sending._claim_outbound(outbound_rows(engine)[0].id)
+    assert held is not None
+    held.release()  # its connection, and the lock with it, went away (the database restarted) mid-send
+    sink = FlakySink(0)
+    other = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
+    assert asyncio.run(other.flush_outbox()) == 0 and sink.sent == []  # not sent twice meanwhile
+    clock.now += SEND_LEASE  # the first one never recorded it (it died): sent again, once
+    assert asyncio.run(other.flush_outbox()) == 1 and asyncio.run(other.flush_outbox()) == 0
+
+
+class HookSink(FlakySink):
+    """Delivers into a list; before each mail, `hook(index)` runs (in a worker thread)."""
+
+    def __init__(self, hook) -> None:
+        super().__init__(0)
+        self.hook = hook
+
+    async def send(self, raw: bytes, sender: str, recipients: list[str]) -> None:
+        await asyncio.to_thread(self.hook, len(self.sent))
+        await super().send(raw, sender, recipients)
+
+
+@pytest.mark.postgresql_only
+def test_a_claim_whose_connection_is_cut_while_its_answer_is_sent_stops_nothing(engine, config):
+    from sqlalchemy import text
+    queue_answers(engine, 2)
+
+    def cut_the_claims(index: int) -> None:
+        if index == 0:
+            with engine.connect() as connection:
+                connection.execute(text(
+                    "SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                    "WHERE l.locktype = 'advisory' AND a.datname = current_database() "
+                    "AND l.pid <> pg_backend_pid()"))
+                connection.commit()
+
+    sink = HookSink(cut_the_claims)
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo)
+    assert asyncio.run(pipeline.flush_outbox()) == 2
+    assert asyncio.run(pipeline.flush_outbox()) == 0
+    assert [recipients for _, _, recipients in sink.sent] == [["player0@example.org"], ["player1@example.org"]]
+    assert all(row.sent_at is not None and row.attempts == 1 for row in outbound_rows(engine))
+
+
+async def _refusing_in_latin1(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """An SMTP server that refuses every recipient with a reply in Latin-1, not UTF-8."""
+    writer.write(b"220 mx ESMTP\r\n")
+    while line := await reader.readline():
+        verb = line[:4].upper()
+        replies = {b"EHLO": b"250 mx", b"HELO": b"250 mx", b"MAIL": b"250 ok", b"RSET": b"250 ok",
+                   b"NOOP": b"250 ok", b"RCPT": b"550 5.1.1 Empf\xe4nger unbekannt", b"QUIT": b"221 bye"}
+        writer.write(replies.get(verb, b"502 no") + b"\r\n")
+        await writer.drain()
+        if verb == b"QUIT":
+            break
+    writer.close()
+
+
+def test_a_refusal_in_another_encoding_is_recorded_and_given_up(engine, config):
+    from pbem.config import SmtpConfig
+    from pbem.mail.smtp import SmtpSink
+    queue_answers(engine, 1)
+
+    async def three_passes() -> None:
+        server = await asyncio.start_server(_refusing_in_latin1, "127.0.0.1", 0)
+        sink = SmtpSink(SmtpConfig(host="127.0.0.1", port=server.sockets[0].getsockname()[1], security="none"),
+                        timeout=5)
+        pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=Clock())
+        for _ in range(3):
+            await pipeline.flush_outbox()
+        await sink.close()
+        server.close()
+
+    asyncio.run(three_passes())
+    [row] = outbound_rows(engine)
+    with session_scope(engine) as session:
+        [given_up] = session.exec(select(OutboundGivenUp)).all()
+    assert row.attempts == 1 and row.sent_at is None and "Empf" in given_up.reason and "550" in row.last_error
