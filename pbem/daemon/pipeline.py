@@ -16,9 +16,9 @@ advisory lock on its Message-ID) before it is applied, and a daemon that finds i
 it to the other; what a mail changes is locked (``pbem.service.tables``) or versioned, and a mail
 whose rows another process changed meanwhile is applied again from the start.
 
-Outbox: unsent OutboundMail rows whose time has come → each claimed (an advisory lock on
-PostgreSQL, which a daemon that dies lets go at once) and read again → sink → `sent_at`, recorded
-while the next one is sent → claim released. A failed send is retried
+Outbox: unsent OutboundMail rows whose time has come → each claimed (on PostgreSQL an advisory
+lock, and its next attempt put SEND_LEASE ahead) and read again → sink → `sent_at`, recorded while
+the next one is sent → claim released. A failed send is retried
 with growing back-off (capped at an hour) under the same Message-ID, until the server refuses
 every recipient for good (5xx) or `give_up_after` has passed: then it is given up, logged and
 listed by `pbem status`. One mail that cannot be sent never holds up the others. A crash between
