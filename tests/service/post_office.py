@@ -21,7 +21,7 @@ from pathlib import Path
 
 from sqlmodel import Session, select
 
-from pbem.config import Config
+from pbem.config import Config, load_config
 from pbem.daemon.pipeline import MailPipeline
 from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, read_mail_file
 from pbem.mail.sinks import MaildirSink
@@ -225,6 +225,15 @@ class Player:
         plays = legal_plays(position, state.dice)
         play = sorted(plays.values())[0]
         return format_play(position, play, self.numbering, Colour.of_seat(seat))
+
+
+def office_with_credits(data_dir: Path, database_table: str, start: int, name: str) -> tuple[Path, PostOffice]:
+    """A post office (loaded dice) whose players each start with `start` credits, and its config
+    file (``NAME.toml`` beside the data directory, for the command-line tools)."""
+    config_file = data_dir.parent / f"{name}.toml"
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
+                           f'{database_table}[credits]\nstart = {start}\n', encoding="utf-8")
+    return config_file, PostOffice(load_config(config_file), LoadedDice(seed=1))
 
 
 def is_confirmation(mail: EmailMessage) -> bool:

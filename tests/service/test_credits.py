@@ -6,10 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from post_office import LoadedDice, Player, PostOffice, acts, invite_and_accept, prose_of, text_of
+from post_office import LoadedDice, Player, PostOffice, acts, invite_and_accept, office_with_credits, prose_of, text_of
 from sqlmodel import Session
 
-from pbem.config import load_config
 from pbem.service import credits
 from pbem.store.game_records import MatchStatus, Player as PlayerRow
 from pbem.store.ledger import check_ledger
@@ -83,10 +82,7 @@ def test_a_prize_series_escrows_both_stakes_and_pays_the_winner_less_the_fee(off
 
 
 def test_a_prize_the_invitee_or_inviter_cannot_cover_is_refused(data_dir, database_table) -> None:
-    config_file = data_dir.parent / "poor.toml"
-    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
-                           f'{database_table}[credits]\nstart = 4\n', encoding="utf-8")
-    office = PostOffice(load_config(config_file), LoadedDice(seed=1))
+    _, office = office_with_credits(data_dir, database_table, 4, "poor")
     anna = Player(office, "anna@example.org", "Anna")
     (answer,) = anna.write_confirmed("invite ben@example.org prize match 5 stake 5")
     assert "your balance is 4.00 ℂ, 1.00 ℂ is missing. No invitation was sent." in prose_of(answer)
@@ -135,10 +131,7 @@ def test_the_operator_grants_and_shows_credits_and_the_ledger_check_finds_any_co
 
 def test_an_invitation_accepted_when_a_stake_is_no_longer_covered_stays_open_and_moves_nothing(
         data_dir, database_table) -> None:
-    config_file = data_dir.parent / "five.toml"
-    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
-                           f'{database_table}[credits]\nstart = 5\n', encoding="utf-8")
-    office = PostOffice(load_config(config_file), LoadedDice(seed=1))
+    _, office = office_with_credits(data_dir, database_table, 5, "five")
     anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
     anna.write_confirmed("invite ben@example.org prize match 5 stake 5")
     first = ben.last
@@ -242,11 +235,8 @@ def test_two_daemons_accepting_at_once_never_spend_the_same_credits_twice(data_d
     from pbem.service.tables import Table, locked_match
     from pbem.store.db import session_scope, utc_now
 
-    config_file = data_dir.parent / "five.toml"
-    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
-                           f'{database_table}[credits]\nstart = 5\n', encoding="utf-8")
-    config = load_config(config_file)
-    office = PostOffice(config, LoadedDice(seed=1))
+    _, office = office_with_credits(data_dir, database_table, 5, "five")
+    config = office.config
     anna, ben, cleo = (Player(office, f"{name.lower()}@example.org", name) for name in ("Anna", "Ben", "Cleo"))
     anna.write_confirmed("invite ben@example.org prize match 5 stake 5")
     cleo.write_confirmed("invite ben@example.org prize match 5 stake 5")

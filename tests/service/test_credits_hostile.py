@@ -221,13 +221,9 @@ def test_a_single_prize_games_mails_name_the_escrow_and_what_a_win_pays_consiste
 
 
 def test_an_inviter_never_learns_whether_the_invitee_can_cover_the_deposit(data_dir, database_table) -> None:
-    from pbem.config import load_config
-    from post_office import LoadedDice, PostOffice
+    from post_office import office_with_credits
 
-    config_file = data_dir.parent / "ten.toml"
-    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
-                           f'{database_table}[credits]\nstart = 20\n', encoding="utf-8")
-    office = PostOffice(load_config(config_file), LoadedDice(seed=1))
+    config_file, office = office_with_credits(data_dir, database_table, 20, "ten")
     anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
     ben.write("credits")
     anna.write_confirmed("invite ben@example.org prize single rate 1 limit 10")
