@@ -54,7 +54,7 @@ _GAME_COMMANDS = (
 _ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings, commands.Credits)
 """Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
 _NEEDS_PROOF = (commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite,
-                commands.Autoroll, commands.Copies)
+                commands.Autoroll, commands.Copies, commands.Automove, commands.Greedy)
 """Account commands and invitations (which start rated games on a clock in the sender's name):
 taken only from a mail that proves the sender reads their mailbox."""
 CONFIRMATION_VALID = timedelta(days=7)
