@@ -232,9 +232,10 @@ class Conversation:
 
     def _only_a_copy(self, news: News, seat: int) -> bool:
         """The sender's letter would only repeat what they did (unless ``copies on``; always on
-        the web board): nothing for them alone, no error, nothing they must act on; it is left out."""
-        return ((not self.sender.copies or self.on_page) and not news.for_sender and news.table.id not in self.erred
-                and not self._wanted(news, seat))
+        the web board): something was done, nothing for them alone, no error, nothing they must
+        act on; it is left out.  A mail that did nothing (``board``) is always answered."""
+        return ((not self.sender.copies or self.on_page) and bool(news.events) and not news.for_sender
+                and news.table.id not in self.erred and not self._wanted(news, seat))
 
     def _wanted(self, news: News, seat: int) -> bool:
         """A mail to ``seat`` is wanted by a correspondence player: they must act, something is

@@ -6,7 +6,7 @@ import re
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
-from post_office import prose_of, Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, refused, text_of
+from post_office import prose_of, Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, recipient, refused, text_of
 
 from pbem.rules.game import Phase
 from pbem.rules.gnubg_ids import match_id_state
@@ -19,8 +19,9 @@ def opening(office: PostOffice, anna: Player, ben: Player, invitation: str = "in
     office.dice.load((3, 1))
     match_id = invite_and_accept(office, anna, ben, invitation)
     assert "Your turn (3-1)" in str(anna.last["Subject"])
-    acts(office, anna, "8/5 6/5")
-    assert "You played 8/5 6/5." in text_of(anna.last)
+    sent = acts(office, anna, "8/5 6/5")
+    assert [recipient(mail) for mail in sent] == [ben.address]  # no copy of her own move (issue 20)
+    assert "Anna played 8/5 6/5." in text_of(ben.last)
     assert "Your turn: roll or double" in str(ben.last["Subject"])
     return match_id
 
