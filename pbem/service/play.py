@@ -145,8 +145,9 @@ def _play_for_player(talk: Conversation, table: Table, game: rules.Game) -> bool
     """Play the roll for the person on turn when there is nothing to decide: only one play
     (``automove``, on by default), or with ``greedy on`` a bear-off of a checker with every die
     when all their checkers are home and out of contact.  The Assistant decides for itself."""
-    if game.phase is not rules.Phase.TO_MOVE or game.dice is None or game.resign_offer is not None:
-        return False
+    if (game.phase is not rules.Phase.TO_MOVE or game.dice is None or game.resign_offer is not None
+            or game.draw_offer is not None):
+        return False  # an offer waits for its answer first
     player = table.players[game.seat]
     if assistant.is_assistant(player):
         return False

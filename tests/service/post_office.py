@@ -285,7 +285,7 @@ def check_answers(office: PostOffice, question: EmailMessage, sent: list[EmailMe
         elif previous is not None and previous.get(recipient(mail)) is not None:
             earlier = previous[recipient(mail)]
             assert earlier is not None
-            own = [p.outbox[-1]["Message-ID"] for p in office.players if p.address == recipient(mail) and p.outbox]
+            own = [mine["Message-ID"] for p in office.players if p.address == recipient(mail) for mine in p.outbox]
             # under the last mail of the thread: the last one they got, or their own answer to it
             # when that answer got no mail back (issue 20: a move gets none while the opponent is on turn)
             assert mail["In-Reply-To"] in (earlier["Message-ID"], *own), "not threaded under the previous game mail"
