@@ -308,7 +308,8 @@ def sender_waits(office: PostOffice, address: str) -> bool:
             if record.status != MatchStatus.RUNNING.value or record.game is None:
                 continue
             game = Game.from_dict(record.game)
-            assert game.to_act != seat.number, f"{address} must act in match {record.id} but got no mail"
+            offered = game.resign_offer is not None and game.resign_offer[0] == seat.number
+            assert offered or game.to_act != seat.number, f"{address} must act in match {record.id} but got no mail"
             waiting = True
         return waiting
 
