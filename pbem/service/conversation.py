@@ -30,7 +30,7 @@ from pbem.rules import prizes, scoring
 from pbem.rules.gnubg_ids import match_id, position_id
 from pbem.rules.moves import Play, apply_play, legal_plays
 from pbem.rules.position import Position
-from pbem.rules.notation import Colour, Numbering, format_play
+from pbem.rules.notation import Colour, Numbering, example_play, format_play
 from pbem.service import clocks
 from pbem.service.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.assistant import is_assistant
@@ -357,8 +357,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
     if view.next == "move":
         plays = legal_plays(game.board, game.dice) if game.dice else {}
         if plays:
-            first = sorted(plays.values())[-1]
-            example = format_play(game.board, first, numbering, colour)
+            example = format_play(game.board, example_play(plays.values()), numbering, colour)
     board = game.board if game.seat == seat else game.board.swap()
     # The score before this game, except after the last game, when the final score stands.
     points = table.score.points if table.status is MatchStatus.FINISHED else game.score
