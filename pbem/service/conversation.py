@@ -306,6 +306,8 @@ def render_event(event: Event, table: Table, seat: int, language: str) -> str:
         "colour": Colour.of_seat(seat).value,
         "me": seat,
         "names": [shown_name(table.players[0], language), shown_name(table.players[1], language)],
+        # An offer to resign answered in the same mail (by the Assistant) no longer stands.
+        "offer_stands": table.game is not None and table.game.resign_offer is not None,
     }
     data = dict(event.data)
     if "plays" in data:
@@ -388,7 +390,8 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         example=example,
         dice=game.dice,
         cube=game.cube,
-        offered=game.cube * (4 if game.beavered else 2),
+        offered=game.cube * 2,
+        beavered=game.beavered,
         beaver_allowed=rules.beaver and not game.beavered,
         crawford=game.crawford,
         ids={"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))},
