@@ -133,6 +133,9 @@ class GameView:
     dice: tuple[int, int] | None = None
     cube: int | None = None
     offered: int | None = None
+    """The cube value a pending double or beaver offers (twice the value in force)."""
+    beavered: bool = False
+    """The pending offer is a beaver (the doubler answers it)."""
     beaver_allowed: bool = False
     crawford: bool = False
     prize: Prize | None = None

@@ -30,7 +30,7 @@ from pbem.rules import prizes, scoring
 from pbem.rules.gnubg_ids import match_id, position_id
 from pbem.rules.moves import Play, apply_play, legal_plays
 from pbem.rules.position import Position
-from pbem.rules.notation import Colour, Numbering, format_play
+from pbem.rules.notation import Colour, Numbering, example_play, format_play
 from pbem.service import clocks
 from pbem.service.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.assistant import is_assistant
@@ -351,6 +351,8 @@ def render_event(event: Event, table: Table, seat: int, language: str) -> str:
         "colour": Colour.of_seat(seat).value,
         "me": seat,
         "names": [shown_name(table.players[0], language), shown_name(table.players[1], language)],
+        # An offer to resign answered in the same mail (by the Assistant) no longer stands.
+        "offer_stands": table.game is not None and table.game.resign_offer is not None,
     }
     data = dict(event.data)
     if "plays" in data:
@@ -402,8 +404,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
     if view.next == "move":
         plays = legal_plays(game.board, game.dice) if game.dice else {}
         if plays:
-            first = sorted(plays.values())[-1]
-            example = format_play(game.board, first, numbering, colour)
+            example = format_play(game.board, example_play(plays.values()), numbering, colour)
     board = game.board if game.seat == seat else game.board.swap()
     # The score before this game, except after the last game, when the final score stands.
     points = table.score.points if table.status is MatchStatus.FINISHED else game.score
@@ -434,7 +435,8 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         example=example,
         dice=game.dice,
         cube=game.cube,
-        offered=game.cube * (4 if game.beavered else 2),
+        offered=game.cube * 2,
+        beavered=game.beavered,
         beaver_allowed=rules.beaver and not game.beavered,
         crawford=game.crawford,
         ids={"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))},
