@@ -92,9 +92,9 @@ and those of a prize invitation, whose reason already names every accepted form:
 
 _TOLD_LATER = frozenset((EventKind.ROLLED, EventKind.CANNOT_MOVE, EventKind.MOVED, EventKind.AUTOMOVED))
 """What a player is not sent a mail for (unless ``copies on``): it is told in their next mail."""
-_OWN_DECISIONS = frozenset((EventKind.DOUBLED, EventKind.BEAVERED, EventKind.TOOK, EventKind.RESIGN_OFFERED,
-                            EventKind.DRAW_OFFERED, EventKind.RESIGN_REJECTED))
-"""A player's own decisions, which need no mail to themselves (the opponent's answer brings one)."""
+_OWN_DECISIONS = frozenset((EventKind.DOUBLED, EventKind.BEAVERED, EventKind.TOOK, EventKind.RESIGN_REJECTED))
+"""A player's own decisions, which need no mail to themselves (the opponent's answer brings one).
+An offer to resign or of a draw is confirmed: the confirmation says how it stands and ends."""
 _TO_ACT = frozenset(("move", "roll_or_double", "answer_double", "answer_resign", "answer_draw", "accept"))
 """The ``next`` steps of a letter that ask its reader to do something."""
 MAX_WAITING_NEWS = 200
