@@ -15,7 +15,7 @@ from pbem.commands import Automove, CommandError, Greedy, parse_commands
 from pbem.rules.game import Phase
 from pbem.rules.moves import legal_plays
 from pbem.rules.position import Position
-from pbem.service import conversation
+from pbem.service import conversation, web_board
 from pbem.service.play import greedy_play
 
 ANNA, BEN = "anna@example.org", "ben@example.org"
@@ -146,3 +146,27 @@ def test_greedy_on_bears_off_for_the_player(arranged):
     sent = anna.reply("13/10 13/12", to=anna.last_of(table.token(0)))
     assert recipients(sent) == [ANNA]
     assert "Ben bore off with every die, played automatically (greedy): 6/off 5/off" in prose_of(sent[0])
+
+
+def test_a_forced_play_after_a_move_on_the_web_board_is_told_in_the_next_mail(config, monkeypatch):
+    """Anna moves on the page (no mail to her); Ben's roll and forced play follow at once, and
+    Anna, on turn again, gets one mail telling all of it; Ben gets none."""
+    from post_office import LoadedDice, Player, PostOffice, invite_and_accept, token_of  # noqa: PLC0415
+    from test_web_board import client_of, form_of, web_config  # noqa: PLC0415
+
+    monkeypatch.setattr(conversation, "_last_move", lambda game, seat: None)
+    monkeypatch.setattr(web_board, "moves_so_far", lambda table, seat: ())  # replays from the start too
+    office = PostOffice(web_config(config), LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, ANNA, "Anna"), Player(office, BEN, "Ben")
+    invite_and_accept(office, anna, ben, "invite ben@example.org")
+    _forced_for_ben(office)
+    office.dice.load((6, 5))
+    client = client_of(office)
+    token = token_of(anna.last)
+    page = client.get(f"/g/{token}").text
+    answer = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "13/10 13/12"})
+    assert answer.status_code == 200, answer.text
+    sent = office.run()
+    office.file(sent)
+    assert recipients(sent) == [ANNA]
+    assert "Ben's only play, made automatically: 6/1 6/off" in prose_of(anna.last)
