@@ -85,6 +85,10 @@ def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_play
     assert main(["db", "status", "--config", str(config_file)]) == 0
     assert main(["db", "upgrade", "--config", str(config_file)]) == 0  # again: nothing to do
     assert _differences_from_the_models(path) == []
+    with sqlite3.connect(path) as connection:  # issue 20: mails only when a player must act, forced plays played
+        settings = connection.execute("SELECT DISTINCT copies, automove, greedy FROM players").fetchall()
+        news = connection.execute("SELECT DISTINCT news FROM seats").fetchall()
+    assert settings == [(0, 1, 0)] and news == [("[]",)]
 
     config = load_config(config_file)
     office = PostOffice(config, LoadedDice(seed=3))
