@@ -65,7 +65,7 @@ def test_a_reply_to_an_older_mail_changes_nothing_and_shows_the_current_position
     office.dice.load((6, 5), (5, 2))
     acts(office, ben, "double")
     double_mail = anna.last
-    answer = refused(office, anna, "8/5 6/5", "You answered an older mail of this game", to=old_turn_mail)
+    refused(office, anna, "8/5 6/5", "You answered an older mail of this game", to=old_turn_mail)
     acts(office, anna, "take")
     acts(office, ben, ben.next_command(1) or "")
     refused(office, anna, "drop", "You answered an older mail of this game", to=double_mail)
