@@ -182,6 +182,29 @@ class MoveLine:
 
 
 @dataclass(frozen=True)
+class MoveRow:
+    """One numbered line of the moves so far, as gnubg lists a game: what player 0 did in the
+    left cell, what player 1 did in the right one (a roll and its play, a double, a take …)."""
+
+    number: int
+    cells: tuple[tuple[MoveLine, ...], tuple[MoveLine, ...]]
+
+
+def move_rows(lines: tuple[MoveLine, ...]) -> tuple[MoveRow, ...]:
+    """The record in numbered lines of two cells, a new line whenever player 0 acts after player 1
+    in it, or a player acts again after a play of theirs in it."""
+    rows: list[tuple[list[MoveLine], list[MoveLine]]] = []
+    for line in lines:
+        cells = rows[-1] if rows else None
+        if (cells is None or (line.seat == 0 and cells[1])
+                or (cells[line.seat] and cells[line.seat][-1].kind == "move")):
+            cells = ([], [])
+            rows.append(cells)
+        cells[line.seat].append(line)
+    return tuple(MoveRow(number, (tuple(left), tuple(right))) for number, (left, right) in enumerate(rows, start=1))
+
+
+@dataclass(frozen=True)
 class PageView:
     """Everything the web board shows one player: the game view of their mails, plus what the
     page needs to play (the one-die steps of the legal plays, the buttons allowed) and the

@@ -8,7 +8,7 @@ from typing import Any
 
 from pbem.render.templating import environment, render
 from pbem.render.text_board import shorten
-from pbem.render.views import PageView
+from pbem.render.views import PageView, move_rows
 
 
 def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info",
@@ -27,7 +27,7 @@ def render_page(page: PageView, csrf: str, message: str | None = None, message_k
         # A data block, never run; "<" escaped so that no "</script>" can end it early.
         play_json = json.dumps(page.play_data, separators=(",", ":")).replace("<", "\\u003c")
     return render("page.html", page.language, **view.template_context(), game=view, board_svg=page.board_svg,
-                  actions=[action.value for action in page.actions], moves=page.moves, last_move=page.last_move,
+                  actions=[action.value for action in page.actions], rows=move_rows(page.moves), last_move=page.last_move,
                   pips=page.pips, outcome=page.outcome, terms=page.terms, csrf=csrf, events=[], texts=[], notes=[], version=page.version, message=message, message_kind=message_kind, typed=typed,
                   score_line=score_line, play_json=play_json)
 

@@ -278,13 +278,21 @@ def test_buttons_and_the_log_without_tokens(game, caplog) -> None:
     assert "web POST /g/… 200" in logged and "web GET /g/… 200" in logged
     assert anna_token not in logged and ben_token not in logged
     assert form_of(page, "take")["csrf"] not in logged
-    # The moves so far read right for "You" and a name alike, in both languages.
-    moves_of = lambda token: re.findall(r"<li>(.*?)</li>", client.get(f"/g/{token}").text)  # noqa: E731
-    assert moves_of(anna_token)[-3:-1] == ["Ben: doubled to 2", "You: took"]
-    assert moves_of(ben_token)[-3:-1] == ["You: doubled to 2", "Anna: took"]
+    # The moves so far, two players' turns to a numbered line as gnubg lists them, read right for
+    # "You" and a name alike, in both languages.
+    def moves_of(token: str) -> tuple[list[str], list[tuple[str, str, str]]]:
+        page = client.get(f"/g/{token}").text
+        heads = re.findall(r"<thead><tr><th></th><th>(.*?)</th><th>(.*?)</th></tr></thead>", page)
+        return list(heads[-1]), re.findall(r"<tr><td>(\d+)\)</td><td>(.*?)</td><td>(.*?)</td></tr>", page)
+    heads, rows = moves_of(anna_token)
+    assert heads == ["You", "Ben"] and rows[0][0] == "1" and rows[0][1] == "3-1: 8/5 6/5"
+    assert rows[0][2] == "doubles to 2" and rows[1][:2] == ("2", "takes")
+    heads, rows = moves_of(ben_token)
+    assert heads == ["Anna", "You"] and rows[0][2] == "doubles to 2" and rows[1][1] == "takes"
     office.file(office.run())
     anna.write_confirmed("sprache de")
-    assert moves_of(anna_token)[-3:-1] == ["Ben: auf 2 gedoppelt", "Sie: angenommen"]
+    heads, rows = moves_of(anna_token)
+    assert heads == ["Sie", "Ben"] and rows[0][2] == "doppelt auf 2" and rows[1][1] == "nimmt an"
 
 
 def test_two_daemons_given_the_same_form_at_once_apply_it_once(game) -> None:
@@ -353,7 +361,8 @@ HOSTILE = ('"<img src=x onerror=alert(1)>"', r'"\"><meta http-equiv=refresh cont
 """Display names (quoted in the From line) that would be markup if a page printed them raw."""
 PAGE_TAGS = {"html", "head", "meta", "title", "link", "script", "body", "main", "h1", "h2", "p", "a", "div", "dl",
              "dt", "dd", "section", "b", "button", "form", "input", "label", "select", "option", "ol", "li", "svg",
-             "g", "rect", "polygon", "circle", "text", "path", "line", "desc", "defs", "use", "span"}
+             "g", "rect", "polygon", "circle", "text", "path", "line", "desc", "defs", "use", "span", "table", "thead",
+             "tbody", "tr", "th", "td", "details", "summary"}
 
 
 class _Markup(HTMLParser):

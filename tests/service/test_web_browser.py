@@ -220,3 +220,74 @@ def test_polling_pauses_while_hidden_and_backs_off_when_limited(browser, game) -
         assert browser.execute_script(_POLLS) == [200, 429], "backs off after a 429"
     finally:
         served.close()
+
+
+def test_the_page_says_why_a_checker_does_not_move_and_what_the_hint_offers(browser, game) -> None:
+    """Issue 20, item 6: with the script the hint tells how to drag (the typed field is hidden);
+    a checker that cannot move, a checker of the opponent and a drop outside the board each say why."""
+    office, anna, ben, served = game
+    open_page(browser, f"{served.url}/g/{token_of(anna.last)}", DESKTOP)
+    assert "Drag a checker" in shown(browser, "#hint") and "Type your move" not in shown(browser, "#hint")
+    assert not browser.find_element(By.ID, "move").is_displayed()
+    ActionChains(browser).click(browser.find_elements(By.CSS_SELECTOR, "#checkers g.checker.them")[0]).perform()
+    assert shown(browser, "#hint") == "That is a checker of Ben."
+    # A drop outside the board: the checker goes back, and the hint names where it may go.
+    ActionChains(browser).click_and_hold(checker_on(browser, 8)).move_by_offset(3, 3) \
+        .move_to_element(browser.find_element(By.ID, "state")).release().perform()
+    assert shown(browser, "#hint") == "Dropped outside the board: the checker went back. Allowed from there: 7, 5."
+    assert len(browser.find_elements(By.CSS_SELECTOR, '#checkers g.checker.me[data-point="8"]')) == 3
+    drag_with_mouse(browser, 8, 5)
+    drag_with_mouse(browser, 6, 5)
+    ActionChains(browser).click(checker_on(browser, 13)).perform()
+    assert shown(browser, "#hint") == "Your move is complete: send it, or undo a step."
+    assert office.run() == []
+
+
+def test_without_the_script_the_page_asks_for_a_typed_move(browser, game) -> None:
+    office, anna, ben, served = game
+    browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
+    try:
+        open_page(browser, f"{served.url}/g/{token_of(anna.last)}", DESKTOP)
+        hint = shown(browser, "#hint")
+        assert hint.startswith("Type your move in the field below") and "drag" not in hint.lower()
+        assert browser.find_element(By.ID, "move").is_displayed()
+        browser.find_element(By.ID, "move").send_keys("8/5 6/5")
+        browser.find_element(By.ID, "send").click()
+        WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda driver: "Waiting for Ben" in driver.find_element(By.ID, "state").text)
+    finally:
+        browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
+    assert office.table().game.record[-1].play == ((8, 5), (6, 5))
+
+
+def test_the_cube_line_and_a_long_game_stay_short(browser, game) -> None:
+    """The cube as offered (value and who offered it), then owned; the moves of a long game two
+    turns to a line, the older lines folded away."""
+    office, anna, ben, served = game
+    anna.reply("8/5 6/5")
+    ben.reply("double")
+    open_page(browser, f"{served.url}/g/{token_of(anna.last)}", DESKTOP)
+    assert shown(browser, "#cube") == "2 offered by Ben, waiting for your answer"
+    save_shot(browser, "6-double-offered")
+    anna.reply("take")
+    open_page(browser, f"{served.url}/g/{token_of(anna.last)}", DESKTOP)
+    assert shown(browser, "#cube") == "2, yours"
+    open_page(browser, f"{served.url}/g/{token_of(ben.last)}", DESKTOP)
+    assert shown(browser, "#cube") == "2, owned by Anna"
+    for _ in range(80):  # both play on until the list is long
+        table = office.table()
+        if table.game is None or table.game.to_act is None:
+            break
+        player = (anna, ben)[table.game.to_act]
+        command = player.next_command(table.game.to_act, player.last_of(table.token(table.game.to_act)))
+        if command is None:
+            break
+        player.reply(command, to=player.last_of(table.token(table.game.to_act)))
+    open_page(browser, f"{served.url}/g/{token_of(anna.last)}", DESKTOP)
+    rows = browser.find_elements(By.CSS_SELECTOR, "section.moves tr")
+    assert browser.find_element(By.ID, "earlier-moves").get_attribute("open") is None, "older lines folded"
+    visible = [row for row in rows if row.is_displayed()]
+    assert len(visible) == 7, "a heading and the last six lines"
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    assert height < 1800, height
+    save_shot(browser, "5-long-game")

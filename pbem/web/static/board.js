@@ -76,7 +76,9 @@
       this.labels[points[i].getAttribute("data-point")] = points[i].getAttribute("data-label");
     }
     this.hint = document.getElementById("hint");
-    this.hintText = this.hint ? this.hint.textContent : "";
+    // The page says how to type a move (all it offers without this script); with it, how to drag.
+    this.hintText = this.hint ? this.hint.getAttribute("data-drag") : "";
+    this.say(this.hintText);
     this.undoButton = document.getElementById("undo");
     this.sendButton = document.getElementById("send");
     this.moveInput = document.getElementById("move");
@@ -140,9 +142,17 @@
   };
 
   Board.prototype.grab = function (event) {
-    var target = event.target.closest ? event.target.closest("g.checker.me.movable") : null;
+    var target = event.target.closest ? event.target.closest("g.checker") : null;
     if (!target) return;
     event.preventDefault();
+    if (!target.classList.contains("me")) {
+      this.say(this.text("data-theirs"));
+      return;
+    }
+    if (!target.classList.contains("movable")) {
+      this.say(this.whyNot(Number(target.getAttribute("data-point"))));
+      return;
+    }
     var board = this, from = Number(target.getAttribute("data-point"));
     var steps = this.stepsFrom(from);
     var start = this.svgPoint(event);
@@ -168,7 +178,8 @@
       } else {
         target.setAttribute("transform", origin);
         target.classList.remove("dragging");
-        if (to !== null && to !== from) board.say(board.refusal(from, to, steps));
+        if (to === null) board.say(board.text("data-off-board").replace("{points}", board.targets(steps)));
+        else if (to !== from) board.say(board.refusal(from, to, steps));
       }
     }
     this.svg.addEventListener("pointermove", move);
@@ -176,10 +187,24 @@
     this.svg.addEventListener("pointercancel", release);
   };
 
+  Board.prototype.text = function (name) {
+    return this.hint.getAttribute(name);  // worded by the page's template, in its language
+  };
+
+  Board.prototype.targets = function (steps) {
+    return steps.map(function (step) { return this.name(step[1]); }, this).join(", ");
+  };
+
   Board.prototype.refusal = function (from, to, steps) {
-    var allowed = steps.map(function (step) { return this.name(step[1]); }, this).join(", ");
-    return this.hint.getAttribute("data-refused")  // worded by the page's template, in its language
-      .replace("{step}", this.name(from) + "/" + this.name(to)).replace("{points}", allowed);
+    return this.text("data-refused").replace("{step}", this.name(from) + "/" + this.name(to))
+      .replace("{points}", this.targets(steps));
+  };
+
+  Board.prototype.whyNot = function (point) {
+    // Why a checker of the player's does not move: the dice are used, the bar comes first, or no die fits.
+    if (this.graph[this.node].steps.length === 0) return this.text("data-complete");
+    if (this.counts.me[25] > 0 && point !== 25) return this.text("data-bar-first");
+    return this.text("data-immovable").replace("{point}", this.name(point));
   };
 
   Board.prototype.pointAt = function (event) {
