@@ -446,6 +446,10 @@ class WebConfig(_Table):
     def link(self, token: str) -> str:
         """A player's link to their game's page."""
         return f"{self.public_url}/g/{token}"
+
+    def games_link(self, page_token: str) -> str:
+        """A player's link to their own page of all their games."""
+        return f"{self.public_url}/p/{page_token}"
 def _amount(value: object) -> Decimal:
     """A TOML number or string → an amount of credits (ValueError unless at most two places)."""
     if isinstance(value, Decimal):

@@ -182,6 +182,20 @@ class MoveLine:
 
 
 @dataclass(frozen=True)
+class PlayerPageView:
+    """A player's own page of all their games (``/p/<token>``): their running games and open
+    invitations, each with the link of their own seat only, their ratings and their credits."""
+
+    language: str
+    name: str
+    games: tuple[dict[str, Any], ...]
+    """As the ``games`` mail lists them (``pbem.service.account.game_rows``)."""
+    ratings: tuple[tuple[str, float, int], ...]
+    """(kind, rating, experience) for the match, casual and prize lists."""
+    balance: Decimal
+
+
+@dataclass(frozen=True)
 class MoveRow:
     """One numbered line of the moves so far, as gnubg lists a game: what player 0 did in the
     left cell, what player 1 did in the right one (a roll and its play, a double, a take …)."""

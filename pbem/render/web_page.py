@@ -8,7 +8,7 @@ from typing import Any
 
 from pbem.render.templating import environment, render
 from pbem.render.text_board import shorten
-from pbem.render.views import PageView, move_rows
+from pbem.render.views import PageView, PlayerPageView, move_rows
 
 
 def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info",
@@ -29,7 +29,12 @@ def render_page(page: PageView, csrf: str, message: str | None = None, message_k
     return render("page.html", page.language, **view.template_context(), game=view, board_svg=page.board_svg,
                   actions=[action.value for action in page.actions], rows=move_rows(page.moves), last_move=page.last_move,
                   pips=page.pips, outcome=page.outcome, terms=page.terms, csrf=csrf, events=[], texts=[], notes=[], version=page.version, message=message, message_kind=message_kind, typed=typed,
-                  score_line=score_line, play_json=play_json)
+                  score_line=score_line, play_json=play_json, games_link=None)
+
+
+def render_player_page(page: PlayerPageView) -> str:
+    """A player's own page of all their games (``templates/<language>/player.html``)."""
+    return render("player.html", page.language, page=page)
 
 
 def web_text(language: str, name: str, *arguments: object) -> str:

@@ -4,15 +4,19 @@ vacation, ratings, and starting a game against the Assistant.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlmodel import Session
 
 from pbem import commands
+from pbem.config import Config
 from pbem.render.views import Notice
 from pbem.rules import scoring
 from pbem.service import assistant, clocks, credits, invitations, play, ratings
-from pbem.service.conversation import Conversation, shown_name
+from pbem.service.conversation import Conversation, clock_text, shown_name
 from pbem.service.tables import Table, tables_of
-from pbem.store.game_records import MatchStatus
+from pbem.store.game_records import MatchStatus, Player
 
 
 def apply_account_command(talk: Conversation, command: commands.Command, table: Table | None) -> None:
@@ -77,23 +81,33 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
 
 
 def list_games(talk: Conversation, table: Table | None = None) -> None:
-    """The sender's invitations and running matches, with whose turn it is."""
-    running = tables_of(talk.session, talk.sender, (MatchStatus.INVITED, MatchStatus.RUNNING), lock=False)
+    """The sender's invitations and running matches, with whose turn it is and each one's link."""
+    rows = game_rows(talk.session, talk.sender, talk.config, talk.now, talk.language(talk.sender))
+    talk.say_template(Notice.GAMES_LIST, table, rows=rows)
+
+
+def game_rows(session: Session, player: Player, config: Config, now: datetime, language: str) -> list[dict[str, Any]]:
+    """``player``'s invitations and running matches as the ``games`` mail and their own page list
+    them: opponent, format, score, whose turn, the clocks and the link to the game's page (only
+    ``player``'s own seat's link: a page never shows another player's token)."""
     rows = []
-    for each in running:
-        seat = each.seat_of(talk.sender)
+    for each in tables_of(session, player, (MatchStatus.INVITED, MatchStatus.RUNNING), lock=False):
+        seat = each.seat_of(player)
         assert seat is not None
         game = each.game
+        clock = clocks.clock_view(each, seat, config, now) if each.status is MatchStatus.RUNNING else None
         rows.append({
-            "opponent": shown_name(each.players[1 - seat], talk.language(talk.sender)),
+            "opponent": shown_name(each.players[1 - seat], language),
             "rules": each.score.rules,
             "prize": each.prize,
             "score": scoring.seen_from(each.score.points, seat),
             "status": each.status.value,
             "my_turn": (each.status is MatchStatus.INVITED and seat == 1)
             or (game is not None and game.to_act == seat),
+            "clock": None if clock is None else clock_text(clock, shown_name(each.players[1 - seat], language), language),
+            "link": None if config.web is None else config.web.link(each.token(seat)),
         })
-    talk.say_template(Notice.GAMES_LIST, table, rows=rows)
+    return rows
 
 
 def take_vacation(talk: Conversation, days: int, table: Table | None) -> None:

@@ -18,7 +18,7 @@ from sqlmodel import Session
 
 from pbem.config import Config
 from pbem.mail.composing import Attachment, InlineImage, Letter, new_content_id
-from pbem.mail.reading import reply_address
+from pbem.mail.reading import new_token, reply_address
 from pbem.render.board_image import board_alt, render_board_png
 from pbem.render.templating import environment, explain, render, wrap_prose
 from pbem.render.views import EventKind, GameView, Notice
@@ -187,7 +187,8 @@ class Conversation:
         return player.language or written or self.config.service.language
 
     def sender_context(self) -> dict[str, Any]:
-        return {"numbering": self.sender.numbering, "colour": "white", "service": self.config.service}
+        return {"numbering": self.sender.numbering, "colour": "white", "service": self.config.service,
+                "games_link": games_link(self.session, self.sender, self.config)}
 
     # -- letters --------------------------------------------------------------------------
 
@@ -292,7 +293,8 @@ class Conversation:
         if reply and table.id in self.erred:
             texts = [*texts, self.help_text(table, short=True)]
         notes = table.take_notes(seat)
-        context = {**view.template_context(), "events": events, "texts": texts, "notes": notes}
+        context = {**view.template_context(), "events": events, "texts": texts, "notes": notes,
+                   "games_link": games_link(self.session, player, self.config)}
         module = _module("game.txt", language, context)  # made by rendering the letter: its text is the module's
         subject = str(module.subject(news.events)).strip()
         text = wrap_prose(str(module))
@@ -336,6 +338,28 @@ def last_mail_of(table: Table, seat: int) -> Answering:
     review) threads under it, as an answer to the player's mail does under that mail."""
     thread = table.thread(seat)
     return Answering(thread[-1] if thread else None, tuple(thread[:-1]))
+
+
+def page_token_of(session: Session, player: Player) -> str:
+    """The secret of ``player``'s own page of all their games, made the first time it is needed."""
+    if player.page_token is None:
+        player.page_token = new_token()
+        session.add(player)
+    return player.page_token
+
+
+def games_link(session: Session, player: Player, config: Config) -> str | None:
+    """The link to ``player``'s page of all their games, for the footer of every mail to them
+    (None: the web board is off, or the player is the Assistant, who gets no mail)."""
+    if config.web is None or is_assistant(player):
+        return None
+    return config.web.games_link(page_token_of(session, player))
+
+
+def clock_text(clock: dict[str, Any], opponent: str, language: str) -> str:
+    """The clocks of one game as its mails word them (for a list of several games)."""
+    context = {"opponent": opponent, "names": ["", ""], "me": 0, "numbering": "own", "colour": "white"}
+    return str(_module("events.txt", language, context).clock_line(clock)).strip()
 
 
 def _module(template: str, language: str, context: dict[str, Any]) -> Any:

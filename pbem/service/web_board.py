@@ -30,7 +30,7 @@ from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
-from pbem.render.views import EventKind, MoveLine, PageAction, PageOutcome, PageResult, PageView
+from pbem.render.views import EventKind, MoveLine, PageAction, PageOutcome, PageResult, PageView, PlayerPageView
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
 from pbem.rules.notation import Colour, format_play
@@ -41,6 +41,7 @@ from pbem.service import invitations, play
 from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
+from pbem.service.player_page import PlayerPages
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import session_scope, utc_now
 from pbem.store.game_records import MatchStatus
@@ -74,6 +75,10 @@ class WebBoard:
         with Session(self.engine) as session:
             found = table_for_token(session, token, lock=False)
             return None if found is None else found[0].players[found[1]].language or self.config.service.language
+
+    def player_page(self, page_token: str) -> PlayerPageView | None:
+        """A player's own page of all their games (:mod:`pbem.service.player_page`)."""
+        return PlayerPages(self.config, self.engine, self.clock).page(page_token)
 
     def act(self, token: str, version: str, action: PageAction, argument: str = "") -> PageOutcome:
         """Apply one form of the page made on ``version``; see the module docstring."""

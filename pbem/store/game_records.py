@@ -62,6 +62,9 @@ class Player(SQLModel, table=True):
     greedy: bool = False
     """``greedy on``: with all checkers home and no contact, a roll that can bear off a checker
     with every die is played so for them."""
+    page_token: str | None = Field(sa_type=Text, default=None, unique=True, index=True)
+    """The secret of the player's own page of all their games (``/p/<token>``), never a game's
+    token; made when a mail first links to it (:func:`pbem.service.conversation.page_token_of`)."""
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     rating_match: float = START_RATING
     """FIBS-style rating for matches (``pbem.rules.rating``); ``experience_match`` the sum of n."""

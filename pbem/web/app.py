@@ -5,6 +5,7 @@ Routes (all relative, so that a reverse proxy may publish them under any prefix)
 * ``GET /g/<token>``: the page of the game (board, facts, forms); ``POST /g/<token>``: one
   form (a move, or a button), answered with the page and what became of it;
 * ``GET /g/<token>/state``: ``{"version": …}``, which the page's script polls to notice a move;
+* ``GET /p/<page token>``: a player's own page of all their games (no form, no script);
 * ``GET /static/…``: the style sheet and the script (no third-party files, no fonts).
 
 A token that names no seat gets a bare 404, the same for every wrong token, and so does every
@@ -32,8 +33,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pbem.config import WebConfig
 from pbem.mail.reading import TOKEN_PATTERN
-from pbem.render.views import PageAction, PageOutcome, PageResult, PageView
-from pbem.render.web_page import render_page, web_text
+from pbem.render.views import PageAction, PageOutcome, PageResult, PageView, PlayerPageView
+from pbem.render.web_page import render_page, render_player_page, web_text
 from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,8 @@ class BoardService(Protocol):
 
     def language(self, token: str) -> str | None: ...
 
+    def player_page(self, page_token: str) -> PlayerPageView | None: ...
+
 
 def board_app(config: WebConfig, service: BoardService) -> Starlette:
     """The web board's ASGI app."""
@@ -63,6 +66,7 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
     routes = [
         Route("/g/{token}", board.page, methods=["GET", "POST"]),
         Route("/g/{token}/state", board.state, methods=["GET"]),
+        Route("/p/{token}", board.player_page, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config, language_of=board.language_of)],
@@ -100,6 +104,17 @@ class _Board:
         if page is None:
             return await _not_found(request, LookupError())
         return HTMLResponse(render_page(page, csrf_token(token, page.version)))
+
+    async def player_page(self, request: Request) -> Response:
+        token = request.path_params["token"]
+        if not self._plausible(token):
+            return await _not_found(request, LookupError())
+        if not self.per_token.allow(f"p/{token}"):
+            return _too_many()
+        page = await asyncio.to_thread(self.service.player_page, token)
+        if page is None:
+            return await _not_found(request, LookupError())
+        return HTMLResponse(render_player_page(page))
 
     async def state(self, request: Request) -> Response:
         token = request.path_params["token"]

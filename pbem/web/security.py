@@ -23,12 +23,12 @@ HEADERS = {
 }
 """Sent with every answer: ``no-referrer`` so that no link on the page passes the token on."""
 
-_TOKEN_IN_PATH = re.compile(r"/g/[^/?#]*")
+_TOKEN_IN_PATH = re.compile(r"/([gp])/[^/?#]*")
 
 
 def redacted(path: str) -> str:
-    """``path`` with the game token left out, for logs."""
-    return _TOKEN_IN_PATH.sub("/g/…", path)
+    """``path`` with the game token or a player's page token left out, for logs."""
+    return _TOKEN_IN_PATH.sub(r"/\1/…", path)
 
 
 def csrf_token(token: str, version: str) -> str:

@@ -131,7 +131,7 @@ def test_invitation_links_answer_in_one_click(mails) -> None:
     links = [attrs["href"] for tag, attrs in html_of(mail).tags if tag == "a"]
     words = ("accept", "decline") if language == "en" else ("annehmen", "ablehnen")
     assert links == [*(f"mailto:backgammon+{token_of(mail)}@localhost?subject={word}" for word in words),
-                     f"{WEB}/g/{token_of(mail)}"]
+                     f"{WEB}/g/{token_of(mail)}", page_link(mail)]
     # In the text part both links stand on lines of their own, one under the other.
     rows = [line for line in text_of(mail).splitlines() if "mailto:" in line]
     assert [row.split()[-1] for row in rows] == [f"mailto:backgammon+{token_of(mail)}@localhost?subject={word}"
@@ -145,7 +145,28 @@ def test_every_game_mail_links_to_its_board_on_the_web(mails) -> None:
         link = f"{WEB}/g/{token_of(by_kind[kind])}"
         assert f"\n  {link}\n" in text_of(by_kind[kind]), kind
         assert link in [attrs.get("href") for tag, attrs in html_of(by_kind[kind]).tags if tag == "a"], kind
-    assert WEB not in text_of(by_kind["help"])
+    assert f"{WEB}/g/" not in text_of(by_kind["help"])
+
+
+def page_link(mail: EmailMessage) -> str:
+    found = re.search(rf"^(?:All your games|Alle Ihre Spiele): ({re.escape(WEB)}/p/[a-z2-7]{{26}})$", text_of(mail),
+                      re.MULTILINE)
+    assert found, text_of(mail)
+    return found.group(1)
+
+
+def test_every_mail_links_to_the_players_own_page_never_to_a_game_token(mails) -> None:
+    """Issue 20, item 7: the footer of every mail, game or not, links to the recipient's page of
+    all their games; the link is the player's own (the same in all their mails), never a game's token."""
+    language, by_kind = mails
+    links_by_recipient: dict[str, set[str]] = {}
+    for kind, mail in by_kind.items():
+        link = page_link(mail)
+        assert link in [attrs.get("href") for tag, attrs in html_of(mail).tags if tag == "a"], kind
+        assert token_of(mail) is None or token_of(mail) not in link, kind
+        links_by_recipient.setdefault(str(mail["To"]), set()).add(link)
+    assert all(len(links) == 1 for links in links_by_recipient.values()), links_by_recipient
+    assert len({link for links in links_by_recipient.values() for link in links}) == len(links_by_recipient)
 
 
 def test_wrong_move_help_and_match_end(mails) -> None:

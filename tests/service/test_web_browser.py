@@ -291,3 +291,23 @@ def test_the_cube_line_and_a_long_game_stay_short(browser, game) -> None:
     height = browser.execute_script("return document.documentElement.scrollHeight")
     assert height < 1800, height
     save_shot(browser, "5-long-game")
+
+
+def test_the_players_own_page_of_all_games(browser, game) -> None:
+    """Issue 20, item 7: the page every mail's footer links to, in a real browser (its style sheet
+    allowed by the CSP, no script), and from it the game's own page."""
+    import re
+
+    office, anna, ben, served = game
+    page_token = re.search(r"^All your games: \S+/p/([a-z2-7]{26})$", prose_of(anna.last).replace(" All", "\nAll"),
+                           re.MULTILINE)
+    assert page_token, prose_of(anna.last)
+    open_page(browser, f"{served.url}/p/{page_token.group(1)}", DESKTOP)
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Your games, Anna"
+    cells = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "#games tbody td")]
+    assert cells[:4] == ["Ben", "a single game", "0-0", "your turn"] and cells[4].startswith("Your clock:")
+    assert browser.find_element(By.CSS_SELECTOR, "table.games").value_of_css_property("border-collapse") == "collapse"
+    save_shot(browser, "7-my-games")
+    browser.find_element(By.LINK_TEXT, "Open").click()
+    WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "board-frame"))
+    assert f"/g/{token_of(anna.last)}" in browser.current_url

@@ -1,0 +1,113 @@
+"""A personal page of all my games (issue 20, item 7): every mail's footer links to the player's
+own page (a token of its own, never a game's), which lists their games with whose turn it is, the
+clocks, the score and the link of their own seat, plus their ratings and credits; the ``games``
+mail gives the same links; the same rules as the game pages (headers, limits, no token in logs).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from email.message import EmailMessage
+
+import pytest
+from post_office import LoadedDice, Player, PostOffice, invite_and_accept, text_of, token_of
+from test_web_board import client_of, web_config
+
+PAGE_LINK = re.compile(r"^(?:All your games|Alle Ihre Spiele): http://127\.0\.0\.1:8080/p/([a-z2-7]{26})$", re.M)
+
+
+def page_token(mail: EmailMessage) -> str:
+    found = PAGE_LINK.search(text_of(mail))
+    assert found, text_of(mail)
+    return found.group(1)
+
+
+@pytest.fixture
+def games(config):
+    """Anna plays Ben (her turn) and has invited Carol (her answer awaited)."""
+    office = PostOffice(web_config(config), LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    carol = Player(office, "carol@example.org", "Carol")
+    invite_and_accept(office, anna, ben, "invite ben@example.org match 3")
+    anna.reply("invite carol@example.org")
+    return office, anna, ben, carol
+
+
+def test_the_page_lists_my_games_with_my_own_links_ratings_and_credits(games) -> None:
+    office, anna, ben, carol = games
+    client = client_of(office)
+    token = page_token(anna.last)
+    page = client.get(f"/p/{token}")
+    assert page.status_code == 200
+    html = page.text
+    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>",
+                      html)
+    assert [row[0] for row in rows] == ["Ben", "carol"]  # Carol has not written yet
+    ben_row, carol_row = rows
+    assert ben_row[1] == "a match to 3 points" and ben_row[2] == "0-0" and ben_row[3] == "<b>your turn</b>"
+    assert "Your clock:" in ben_row[4] and "Ben&#39;s time bank" in ben_row[4]
+    table = office.table(office.matches()[0].id)  # the match with Ben
+    assert f'href="http://127.0.0.1:8080/g/{table.token(0)}"' in ben_row[5]
+    assert table.token(1) not in html, "never the opponent's token"
+    assert carol_row[3] == "invitation: waiting for the answer"
+    assert "Matches</dt><dd>1500.0 (not rated yet)" in html and 'id="credits">100.00\u00a0ℂ (play money only)' in html
+    assert page.headers["Content-Security-Policy"] and page.headers["Referrer-Policy"] == "no-referrer"
+    assert "<script" not in html and "<form" not in html
+    # Ben's page is his own: his seat's link, not Anna's.
+    ben_html = client.get(f"/p/{page_token(ben.last)}").text
+    assert table.token(1) in ben_html and table.token(0) not in ben_html and token not in ben_html
+
+
+def test_the_games_mail_gives_the_same_links(games) -> None:
+    office, anna, ben, carol = games
+    anna.reply("games")
+    listing = text_of(anna.last)
+    assert f"your game on the web: http://127.0.0.1:8080/g/{office.table(office.matches()[0].id).token(0)}" in listing
+    assert page_token(anna.last) == page_token(anna.inbox[0]), "one page per player, in every mail"
+
+
+def test_the_page_in_german(games) -> None:
+    office, anna, ben, carol = games
+    anna.reply("sprache de")
+    html = client_of(office).get(f"/p/{page_token(anna.last)}").text
+    assert "<h1>Ihre Spiele, Anna</h1>" in html and "<b>Sie sind am Zug</b>" in html and "Ihre Uhr:" in html
+    assert 'lang="de"' in html and "Öffnen" in html
+
+
+def test_a_wrong_or_a_game_token_gets_404_and_the_log_shows_no_token(games, caplog) -> None:
+    office, anna, ben, carol = games
+    client = client_of(office)
+    token = page_token(anna.last)
+    game_token = office.table().token(0)
+    caplog.set_level(logging.INFO)
+    assert client.get(f"/p/{'a' * 26}").status_code == 404
+    assert client.get(f"/p/{game_token}").status_code == 404, "a game's token opens no player's page"
+    assert client.get(f"/g/{token}").status_code == 404, "a page token opens no game"
+    assert client.get(f"/p/{token}").status_code == 200
+    logged = "\n".join(record.getMessage() for record in caplog.records if record.name.startswith("pbem"))
+    assert "web GET /p/… 200" in logged and token not in logged and game_token not in logged
+
+
+def test_the_page_is_rate_limited_like_a_game_page(games) -> None:
+    office, anna, ben, carol = games
+    client = client_of(office, requests_per_minute=3)
+    token = page_token(anna.last)
+    statuses = [client.get(f"/p/{token}").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+
+
+def test_no_player_ever_sees_another_players_page_token(games) -> None:
+    """As the token-leak tests do for game tokens: every mail and page Ben and Carol can see."""
+    office, anna, ben, carol = games
+    anna.reply("8/5 6/5")
+    ben.reply("roll")
+    carol.reply("accept")
+    anna_token = page_token(anna.last)
+    client = client_of(office)
+    seen_by_others = [text_of(mail) for player in (ben, carol) for mail in player.inbox]
+    seen_by_others += [str(mail) for player in (ben, carol) for mail in player.inbox]
+    for player in (ben, carol):
+        seen_by_others.append(client.get(f"/p/{page_token(player.last)}").text)
+        seen_by_others += [client.get(f"/g/{token_of(mail)}").text for mail in player.inbox if token_of(mail)]
+    assert all(anna_token not in seen for seen in seen_by_others)
