@@ -33,7 +33,7 @@ from sqlmodel import Session, select
 
 from pbem import commands
 from pbem.config import LANGUAGES, Config
-from pbem.mail.composing import compose, parse_game_message_id
+from pbem.mail.composing import GameStamp, compose, parse_game_message_id
 from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail,
                                subject_text)
 from pbem.render.views import Notice
@@ -270,17 +270,26 @@ def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | N
             continue
         table, seat = found
         if table.players[seat].id == talk.sender.id:
-            answered = parse_game_message_id(mail.in_reply_to)
-            if answered is not None and answered.token != token:
-                other = table_for_token(talk.session, answered.token)
-                if other is not None and other[0].players[other[1]].id == talk.sender.id:
-                    talk.say_template(Notice.TWO_GAMES_NAMED)  # answers one game, addressed to another
-                    return None
+            for answered in _answered_game_mails(mail):
+                if answered.token != token:
+                    other = table_for_token(talk.session, answered.token)
+                    if other is not None and other[0].players[other[1]].id == talk.sender.id:
+                        talk.say_template(Notice.TWO_GAMES_NAMED)  # answers one game, addressed to another
+                        return None
             return table, seat
         log.warning("token of match %s used by %s, who does not hold it", table.id, talk.sender.address)
         talk.say_template(Notice.FOREIGN_TOKEN)
         return None
     return None
+
+
+def _answered_game_mails(mail: IncomingMail) -> list[GameStamp]:
+    """The game mails the mail says it answers: In-Reply-To, and the last game mail References
+    names (its parent, when a client sends References without In-Reply-To)."""
+    named = [parse_game_message_id(mail.in_reply_to),
+             next((stamp for message_id in reversed(mail.references)
+                   if (stamp := parse_game_message_id(message_id)) is not None), None)]
+    return [stamp for stamp in named if stamp is not None]
 
 
 def _answers_older_mail(mail: IncomingMail, table: Table, seat: int) -> bool:

@@ -144,7 +144,10 @@ def test_notes_waiting_for_a_player_stay_bounded(opened_game):
     assert sum(len(note) for note in table.seats[0].notes) <= 4000 and table.seats[0].notes[-1].startswith("39:")
 
 
-def test_a_mail_answering_one_game_but_addressed_to_another_changes_nothing(opened_game):
+@pytest.mark.parametrize("threading", ["in-reply-to", "references only"])
+def test_a_mail_answering_one_game_but_addressed_to_another_changes_nothing(opened_game, threading):
+    """Issue 21, item 4: the two-games check reads References too, for clients that send no
+    In-Reply-To (the last game mail References names is the one answered)."""
     office, anna, ben = opened_game
     anna.write_confirmed("invite ben@example.org")
     ben.reply("accept")
@@ -153,6 +156,9 @@ def test_a_mail_answering_one_game_but_addressed_to_another_changes_nothing(open
     reply = compose_reply(ben.sender, first_game_mail, "roll")
     del reply["To"]
     reply["To"] = f"backgammon+{second.token(1)}@localhost"
+    if threading == "references only":
+        del reply["In-Reply-To"]
+        assert str(first_game_mail["Message-ID"]) in str(reply["References"])
     before = office.snapshot()
     sent = ben.post(reply)
     assert office.snapshot()[0] == before[0]
