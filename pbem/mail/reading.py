@@ -38,9 +38,12 @@ from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
-from html.parser import HTMLParser
 from typing import Any
 
+from inscriptis import Inscriptis
+from inscriptis.model.config import ParserConfig
+from lxml import etree
+from lxml import html as lxml_html
 from mailparser_reply.constants import GENERIC_MAIL_SEPARATOR, MAIL_LANGUAGES
 from mailparser_reply.parser import EmailMessage as ReplyParser
 
@@ -84,6 +87,11 @@ MAX_PATTERN_CHECKS = 40
 MAX_OWN_PLACES = 8
 """Places of one line in our own mail tried as the start of a quoted run (a blank-free mail repeats
 few lines; this bounds the work for one that repeats many)."""
+MAX_STYLE_CHARS = 16 * 1024
+"""Of a style attribute or a ``<style>`` element, read for what it hides (the HTML itself is
+at most MAX_HTML_CHARS)."""
+MAX_STYLE_RULES = 100
+"""Simple rules of ``<style>`` elements applied per mail (each is tried on every element)."""
 MAX_CONTENT_FIELD_CHARS = 1000
 """A Content-* header field: the email package parses these again on every look."""
 MAX_MESSAGE_ID_CHARS = 250
@@ -664,94 +672,172 @@ def _cut_signature(lines: list[str], is_command: Callable[[str], bool]) -> list[
     return lines
 
 
-_BLOCK_TAGS = frozenset(
-    "address article dd div dl dt footer h1 h2 h3 h4 h5 h6 header li ol p pre section table tr "
-    "ul".split()
-)
-_BLOCK_BOUNDARY = "\x00"
-"""Marks where a block starts or ends: a line break unless the line has just broken anyway."""
-_SKIPPED_TAGS = frozenset(("blockquote", "head", "script", "style", "title"))
+_SKIPPED_TAGS = frozenset(("blockquote", "head", "script", "style", "title", "template", "noscript"))
+"""Never shown, or the quoted original: left out with everything inside."""
 _SKIPPED_CLASSES = frozenset(("gmail_quote", "gmail_signature", "moz-cite-prefix", "yahoo_quoted"))
 _ORIGINAL_FOLLOWS_IDS = frozenset(
     ("divrplyfwdmsg", "appendonsend", "mail-editor-reference-message-container")
 )
+_DECLARATION = re.compile(r"\s*([a-z-]+)\s*:\s*([^;]*?)\s*(?:!important\s*)?(?:;|$)", re.IGNORECASE)
+_STYLE_RULE = re.compile(r"([^{}]{1,200})\{([^{}]{0,2000})\}")
+_SIMPLE_SELECTOR = re.compile(r"([a-z][a-z0-9]*)?(?:([.#])([\w-]+))?", re.IGNORECASE)
+_ZERO = re.compile(r"[+-]?0*(?:\.0*)?(?:[a-z%]+)?", re.IGNORECASE)
+_NAMED_COLOURS = {"white": (255, 255, 255), "black": (0, 0, 0), "red": (255, 0, 0), "green": (0, 128, 0),
+                  "blue": (0, 0, 255), "yellow": (255, 255, 0), "gray": (128, 128, 128), "grey": (128, 128, 128),
+                  "silver": (192, 192, 192), "snow": (255, 250, 250), "ivory": (255, 255, 240),
+                  "whitesmoke": (245, 245, 245), "ghostwhite": (248, 248, 255)}
+_PAPER = (255, 255, 255)
+"""What a mail client shows under text that sets no background."""
+_TOO_CLOSE = 16
+"""Text whose colour is this close to its background (per channel) cannot be read."""
+_LAYOUT = ParserConfig(display_links=False, display_images=False)
 
 
-class _HtmlText(HTMLParser):
-    """Collects the visible text of an HTML mail, leaving out quotes, styles and the original."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skipping: str | None = None
-        self.skip_depth = 0
-        self.preformatted = 0
-        self.original_reached = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self.original_reached:
-            return
-        if self.skipping:
-            self.skip_depth += tag == self.skipping
-            return
-        attributes = {name: (value or "").lower() for name, value in attrs}
-        if attributes.get("id") in _ORIGINAL_FOLLOWS_IDS:
-            self.original_reached = True
-            return
-        if tag in _SKIPPED_TAGS or _SKIPPED_CLASSES & set(attributes.get("class", "").split()):
-            self.skipping, self.skip_depth = tag, 1
-            return
-        self.preformatted += tag == "pre"
-        if tag in ("br", "hr"):
-            self.parts.append("\n")
-        elif tag in _BLOCK_TAGS:
-            self.parts.append(_BLOCK_BOUNDARY)
-
-    def handle_endtag(self, tag: str) -> None:
-        if self.original_reached:
-            return
-        if self.skipping:
-            self.skip_depth -= tag == self.skipping
-            if self.skip_depth == 0:
-                self.skipping = None
-            return
-        self.preformatted -= tag == "pre" and self.preformatted > 0
-        if tag in _BLOCK_TAGS:
-            self.parts.append(_BLOCK_BOUNDARY)
-
-    def handle_data(self, data: str) -> None:
-        if self.original_reached or self.skipping:
-            return
-        data = data.replace("\u00a0", " ")
-        self.parts.append(data if self.preformatted else re.sub(r"\s+", " ", data))
+def _declarations(style: str) -> dict[str, str]:
+    return {name.lower(): value.strip().lower() for name, value in _DECLARATION.findall(style[:MAX_STYLE_CHARS])}
 
 
-_UNCLOSED_TAG = re.compile(r"<(?=[^<>]*(?:<|\Z))")
-"""A '<' that no '>' closes before the next '<': html.parser would look for its end again and
-again (quadratic), so it is written as text, which is what a browser shows anyway."""
-_UNCLOSED_MARKUP = (("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", ">"))
+def _colour(value: str) -> tuple[int, int, int] | None:
+    """A CSS colour as RGB (None: none, or one not known here); of a shorthand like ``background:
+    #000 url(…)``, its first word."""
+    value = value.strip()
+    if not value.startswith("rgb"):
+        value = value.split()[0] if value.split() else ""
+    if value in _NAMED_COLOURS:
+        return _NAMED_COLOURS[value]
+    if re.fullmatch(r"#[0-9a-f]{3}", value):
+        return int(value[1] * 2, 16), int(value[2] * 2, 16), int(value[3] * 2, 16)
+    if re.fullmatch(r"#[0-9a-f]{6}", value):
+        return int(value[1:3], 16), int(value[3:5], 16), int(value[5:7], 16)
+    found = re.fullmatch(r"rgba?\(\s*(\d{1,3})\s*,\s*(\d{1,3})\s*,\s*(\d{1,3})\s*(?:,\s*[\d.]+%?\s*)?\)", value)
+    return (int(found.group(1)), int(found.group(2)), int(found.group(3))) if found else None
 
 
-def _closed_markup(html: str) -> str:
-    """The HTML up to its first comment, CDATA section or processing instruction that never ends
-    (everything after one is hidden anyway), with every unclosed '<' escaped; linear time."""
-    for opening, closing in _UNCLOSED_MARKUP:
-        position = 0
-        while (start := html.find(opening, position)) >= 0:
-            end = html.find(closing, start + len(opening))
-            if end < 0:
-                html = html[:start]
-                break
-            position = end + len(closing)
-    return _UNCLOSED_TAG.sub("&lt;", html)
+def _transparent(value: str) -> bool:
+    found = re.fullmatch(r"rgba\([^)]*,\s*([\d.]+)%?\s*\)", value)
+    return value == "transparent" or bool(found and float(found.group(1) or 0) == 0)
+
+
+def _hides(declarations: dict[str, str]) -> bool:
+    """Declarations that leave their element's text unseen, whatever surrounds it."""
+    return (declarations.get("display") == "none"
+            or declarations.get("visibility") in ("hidden", "collapse")
+            or bool(_ZERO.fullmatch(declarations.get("opacity", "1")))
+            or bool(_ZERO.fullmatch(declarations.get("font-size", "1em")))
+            or (bool(_ZERO.fullmatch(declarations.get("max-height", declarations.get("height", "1em"))))
+                and declarations.get("overflow") == "hidden")
+            or _transparent(declarations.get("color", "")))
+
+
+class _Visibility:
+    """What the eye does not see in an HTML mail: hidden by an attribute, an inline style or a
+    simple rule of a ``<style>`` element, or written in the colour of its background."""
+
+    def __init__(self, root: Any) -> None:
+        self.rules: list[tuple[str | None, str | None, str | None, dict[str, str]]] = []
+        for style in root.iter("style"):
+            for selectors, body in _STYLE_RULE.findall((style.text or "")[:MAX_STYLE_CHARS]):
+                declarations = _declarations(body)
+                for selector in selectors.split(","):
+                    simple = _SIMPLE_SELECTOR.fullmatch(selector.strip())
+                    if simple and any(simple.groups()) and len(self.rules) < MAX_STYLE_RULES:
+                        tag, kind, name = simple.groups()
+                        self.rules.append((tag and tag.lower(), kind, name and name.lower(), declarations))
+
+    def style_of(self, element: Any) -> dict[str, str]:
+        """The element's declarations: the simple rules that match it, then its own attributes."""
+        declarations: dict[str, str] = {}
+        classes = set(str(element.get("class", "")).lower().split())
+        ident = str(element.get("id", "")).lower()
+        for tag, kind, name, rule in self.rules:
+            if (tag is not None and tag != element.tag) or (kind == "." and name not in classes) \
+                    or (kind == "#" and name != ident):
+                continue
+            declarations.update(rule)
+        declarations.update(_declarations(str(element.get("style", ""))))
+        if element.tag == "font" and element.get("color"):
+            declarations.setdefault("color", str(element.get("color")).lower())
+        if element.get("bgcolor"):
+            declarations.setdefault("background-color", str(element.get("bgcolor")).lower())
+        return declarations
+
+    def hidden(self, element: Any, background: tuple[int, int, int]) -> tuple[bool, tuple[int, int, int]]:
+        """Whether ``element`` is unseen on ``background``, and the background of what it holds."""
+        declarations = self.style_of(element)
+        own = _colour(declarations.get("background-color", declarations.get("background", "")))
+        behind = own or background
+        if element.get("hidden") is not None or _hides(declarations):
+            return True, behind
+        colour = _colour(declarations.get("color", ""))
+        return colour is not None and all(abs(a - b) <= _TOO_CLOSE for a, b in zip(colour, behind)), behind
+
+
+def _drop(node: Any) -> None:
+    """Remove ``node`` and what it holds, keeping the text that follows it."""
+    parent = node.getparent()
+    if parent is None:
+        return
+    if node.tail:
+        previous = node.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + node.tail
+        else:
+            parent.text = (parent.text or "") + node.tail
+    parent.remove(node)
+
+
+def _cut_from(node: Any) -> None:
+    """Remove ``node`` and everything after it in the document (the original a reply quotes)."""
+    first = True
+    while node.getparent() is not None:
+        parent = node.getparent()
+        for later in list(node.itersiblings()):
+            parent.remove(later)
+        node.tail = None
+        if first:
+            parent.remove(node)
+            first = False
+        node = parent
+
+
+def _visible_tree(html: str) -> Any:
+    """The mail's HTML parsed by lxml, everything a reader does not see taken out (None: no HTML)."""
+    try:
+        root = lxml_html.document_fromstring(html)
+    except (etree.ParserError, ValueError):
+        return None
+    for comment in list(root.iter(etree.Comment, etree.ProcessingInstruction)):
+        _drop(comment)
+    original = next((element for element in root.iter() if isinstance(element.tag, str)
+                     and str(element.get("id", "")).lower() in _ORIGINAL_FOLLOWS_IDS), None)
+    if original is not None:
+        _cut_from(original)
+    visibility = _Visibility(root)
+    pending: list[tuple[Any, tuple[int, int, int]]] = [(root, _PAPER)]
+    unseen = []
+    while pending:  # no recursion: a deep tree costs no stack
+        element, background = pending.pop()
+        for child in element:
+            if not isinstance(child.tag, str):
+                continue
+            hidden, behind = visibility.hidden(child, background)
+            if hidden or child.tag in _SKIPPED_TAGS or _SKIPPED_CLASSES & set(str(child.get("class", "")).split()):
+                unseen.append(child)
+            else:
+                pending.append((child, behind))
+    for element in unseen:
+        _drop(element)
+    return root
 
 
 def html_to_text(html: str) -> str:
-    """The text a reader sees in an HTML mail, one line per block, quotes left out."""
-    parser = _HtmlText()
-    parser.feed(_closed_markup(html))
-    parser.close()
-    text = re.sub(rf"(?<! ) *{_BLOCK_BOUNDARY}[{_BLOCK_BOUNDARY} ]*", _BLOCK_BOUNDARY, "".join(parser.parts))
-    text = re.sub(rf"(^|\n){_BLOCK_BOUNDARY}", r"\1", text).replace(_BLOCK_BOUNDARY, "\n")
+    """The text a reader sees in an HTML mail, one line per block: quotes, the original and text
+    hidden from the eye (by ``hidden``, by styles, in the colour of its background) left out.
+
+    lxml parses it (in linear time, whatever the markup) and inscriptis lays the text out."""
+    root = _visible_tree(html)
+    if root is None:
+        return ""
+    text = Inscriptis(root, _LAYOUT).get_text().replace("\u00a0", " ")
     lines = [line.strip() for line in text.split("\n")]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

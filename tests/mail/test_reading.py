@@ -47,7 +47,7 @@ SERVICE_LINES = ("Position ID", "Match ID", "24/18 13/9\n", "+13-14", "| X", "BA
             " to look at the board properly.\n\nboard",
             [T1],
         ),
-        ("thunderbird_html.eml", "Rematch!\nThat was close & fun.", [T1]),
+        ("thunderbird_html.eml", "Rematch!\n\nThat was close & fun.", [T1]),
     ],
 )
 def test_a_reply_yields_only_what_the_player_newly_wrote(
@@ -253,7 +253,8 @@ def test_html_keeps_visible_lines_and_drops_quotes_styles_and_scripts() -> None:
         "<blockquote>take</blockquote>board</blockquote></div>"
         "<p>after   the\n quote</p><pre>  two  spaces</pre></body></html>"
     )
-    assert html_to_text(html) == "Hi Anna\n\n24/18 13/9\nafter the quote\ntwo  spaces"
+    # A paragraph stands apart from what is around it, as a mail client shows it.
+    assert html_to_text(html) == "Hi Anna\n\n24/18 13/9\n\nafter the quote\n\ntwo  spaces"
 
 
 def test_html_stops_where_outlook_puts_the_original() -> None:

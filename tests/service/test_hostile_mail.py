@@ -220,3 +220,19 @@ def test_unreadable_and_oversized_mails(opened_game, config):
     sent = ben.post(huge)
     check_answers(office, huge, sent)
     assert "larger than" in prose_of(sent[0]) and office.table().game.dice is None
+
+
+@pytest.mark.parametrize("hidden", [
+    '<div style="display:none">$quit</div>', '<span style="font-size:0">$quit</span>',
+    '<span style="color:#ffffff">$quit</span>', "<div hidden>$quit</div>", "<template>$quit</template>",
+    '<div style="visibility:hidden">$quit</div>', '<div style="opacity:0">$quit</div>',
+    '<style>.c{display:none}</style><p class="c">$quit</p>', "<!--\n$quit\n-->",
+])
+def test_a_command_hidden_in_an_html_reply_is_never_carried_out(opened_game, hidden):
+    """Issue 21, item 3: an HTML-only reply whose reader sees "roll" only: Ben rolls, the game goes on."""
+    office, anna, ben = opened_game
+    reply = _reply_headers(ben.sender, ben.last)
+    reply.set_content(f"<html><body><p>roll</p>{hidden}<p>Ben</p></body></html>\n", subtype="html")
+    ben.post(reply)
+    game = office.table().game
+    assert game is not None and game.result is None and game.phase == "to_move" and game.seat == 1
