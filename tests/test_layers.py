@@ -16,7 +16,7 @@ LAYERS = [
     ("web", "mail", "render"),
     ("commands", "assistant"),
     ("rules", "store", "config"),
-    ("addresses", "periodic"),
+    ("addresses", "periodic", "names"),
 ]
 """Top to bottom; a module may import its own part and the parts of lower layers."""
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}

@@ -48,6 +48,7 @@ from mailparser_reply.constants import GENERIC_MAIL_SEPARATOR, MAIL_LANGUAGES
 from mailparser_reply.parser import EmailMessage as ReplyParser
 
 from pbem.addresses import is_machine_address, is_plain_address
+from pbem.names import holds_address
 from pbem.mail.policy import MAIL_POLICY
 
 TOKEN_PATTERN = r"[a-z2-7]{26}"
@@ -345,7 +346,7 @@ def _sender(message: Message) -> tuple[str, str]:
     if not is_plain_address(address):
         raise UnreadableMail("the sender address cannot be answered")
     name = " ".join("".join(ch if ch.isprintable() else " " for ch in name).split())
-    return ("" if "@" in name else name[:200]), address.lower()
+    return ("" if holds_address(name) else name[:200]), address.lower()
 
 
 _ONE_ANGLE_ADDRESS = re.compile(r"(?P<name>[^<>]*)<(?P<address>[^<>\s]+)>")

@@ -29,15 +29,17 @@ from email.policy import default as default_policy
 from functools import partial
 from urllib.parse import unquote
 
-from sqlmodel import Session, select
+from sqlalchemy.orm import aliased
+from sqlmodel import Session, col, select
 
-from pbem import commands
+from pbem import commands, names
 from pbem.config import LANGUAGES, Config
 from pbem.mail.composing import GameStamp, compose, parse_game_message_id
 from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail,
                                subject_text)
 from pbem.render.views import Notice
 from pbem.service import account, clocks, invitations, play
+from pbem.service.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.conversation import Answering, Conversation
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.tables import Table, table_for_token
@@ -160,8 +162,10 @@ def _run(talk: Conversation, mail: IncomingMail) -> None:
     parsed = _once_each(commands.parse_commands(mail.new_text, subject_text(mail.subject)))
     proven = table is not None or confirmation is not None
     if proven and mail.sender_name and mail.sender_name != talk.sender.name:
-        talk.sender.name = mail.sender_name  # a name is taken only from a mail that proves its sender
-        talk.session.add(talk.sender)
+        # A name is taken only from a mail that proves its sender, and only an honest one.
+        if honest_name(talk.session, talk.sender, mail.sender_name, talk.config):
+            talk.sender.name = mail.sender_name
+            talk.session.add(talk.sender)
     if proven and talk.sender.language is None and talk.written_language is not None:
         talk.sender.language = talk.written_language  # so is the language they write in
         talk.session.add(talk.sender)
@@ -281,6 +285,25 @@ def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | N
         talk.say_template(Notice.FOREIGN_TOKEN)
         return None
     return None
+
+
+def honest_name(session: Session, player: Player, name: str, config: Config) -> bool:
+    """Whether ``player`` may show ``name``: not when it passes for the service, the Assistant,
+    or a player (name or address) of any of ``player``'s games, so that nobody's mails read as
+    if someone else wrote them (:mod:`pbem.names`).  A name refused is ignored: the player keeps
+    the name they had, or, without one, their address's local part is shown."""
+    service_local = config.service.address.split("@", 1)[0]
+    taken = {names.skeleton(text) for text in (config.service.name, config.service.address, service_local,
+                                               *ASSISTANT_NAMES.values())}
+    opponent_seat, own_seat = aliased(Seat), aliased(Seat)
+    opponents = session.exec(
+        select(Player).distinct()
+        .join(opponent_seat, col(opponent_seat.player_id) == Player.id)
+        .join(own_seat, col(own_seat.match_id) == col(opponent_seat.match_id))
+        .where(col(own_seat.player_id) == player.id, col(Player.id) != player.id)).all()
+    for other in opponents:
+        taken |= {names.skeleton(text) for text in (other.name, other.address, other.address.split("@", 1)[0]) if text}
+    return not names.passes_for(name, taken)
 
 
 def _answered_game_mails(mail: IncomingMail) -> list[GameStamp]:

@@ -236,3 +236,33 @@ def test_a_command_hidden_in_an_html_reply_is_never_carried_out(opened_game, hid
     ben.post(reply)
     game = office.table().game
     assert game is not None and game.result is None and game.phase == "to_move" and game.seat == 1
+
+
+@pytest.mark.parametrize("name", ["Ben", "BEN", "\u0412\u0435n", "ben@example.org", "Backgammon by Mail",
+                                  "Assistant", "ben\uff20example.org", "ben (at) example.org", "B e n"])
+def test_a_name_that_passes_for_someone_else_is_ignored(opened_game, name):
+    """Issue 21, item 2: Anna cannot take the name of Ben (her opponent), his address, the
+    service's or the Assistant's, nor a name holding an address or a look-alike of one: she keeps
+    the name she had, and Ben's mails never show the false one."""
+    office, anna, ben = opened_game
+    anna.post(compose_reply(f'"{name}" <anna@example.org>', anna.last_of(office.table().token(0)), "board"))
+    assert office.table().players[0].name == "Anna"
+    office.dice.load((6, 5))
+    acts(office, ben, "roll", to=ben.last_of(office.table().token(1)))
+    assert str(ben.last["Subject"]).startswith("[Backgammon] Anna – Ben:"), ben.last["Subject"]
+
+
+def test_a_new_player_whose_first_name_passes_for_another_shows_the_local_part(opened_game):
+    office, anna, ben = opened_game
+    carol = Player(office, "carol@example.org", "Anna")  # writes as "Anna" to Anna herself
+    anna.write_confirmed("invite carol@example.org")
+    carol.reply("accept")
+    table = office.table()
+    assert table.players[1].name == "" and table.players[1].display_name == "carol"
+    assert "carol" in str(anna.last["Subject"]) and "Anna – Anna" not in str(anna.last["Subject"])
+
+
+def test_an_honest_name_is_taken(opened_game):
+    office, anna, ben = opened_game
+    anna.post(compose_reply('"Anna Bäcker" <anna@example.org>', anna.last_of(office.table().token(0)), "board"))
+    assert office.table().players[0].name == "Anna Bäcker"
