@@ -322,6 +322,10 @@ class LimitsConfig(_Table):
     """Invitations one player may send in 24 hours."""
     invitations_received_per_day: int = 3
     """Invitations one address may receive in 24 hours, from all senders together."""
+    confirmations_per_day: int = 3
+    """Unanswered "please confirm" mails one address may get in 24 hours (a mail without a token
+    that holds account commands or an invitation asks its sender to confirm); further ones are
+    dropped, so that forged mails never flood the address they name."""
     give_up_after: timedelta = timedelta(days=3)
     """An answer the mail server still refuses after this long is given up (and logged)."""
 
@@ -337,7 +341,7 @@ class LimitsConfig(_Table):
             raise ValueError(f"must be a number of bytes of at least 1024, got {value!r}")
         return value
 
-    @field_validator("invitations_per_day", "invitations_received_per_day")
+    @field_validator("invitations_per_day", "invitations_received_per_day", "confirmations_per_day")
     @classmethod
     def _invitations(cls, value: int) -> int:
         if value < 0:

@@ -93,6 +93,8 @@ MAX_STYLE_CHARS = 16 * 1024
 at most MAX_HTML_CHARS)."""
 MAX_STYLE_RULES = 100
 """Simple rules of ``<style>`` elements applied per mail (each is tried on every element)."""
+KEPT_REFUSED_BODY_BYTES = 64 * 1024
+"""Of the body of a refused mail, what is stored (:func:`refused_copy`)."""
 MAX_CONTENT_FIELD_CHARS = 1000
 """A Content-* header field: the email package parses these again on every look."""
 MAX_MESSAGE_ID_CHARS = 250
@@ -237,6 +239,14 @@ def check_bounds(raw: bytes) -> None:
         raise UnreadableMail(f"more than {MAX_CONTAINERS} nested MIME containers")
     if len(_PART.findall(raw)) > MAX_PARTS:
         raise UnreadableMail(f"more than {MAX_PARTS} MIME parts")
+
+
+def refused_copy(raw: bytes) -> bytes:
+    """What is kept of a mail the service refused (too large, unreadable, automatic): its header
+    (at most MAX_HEADER_BYTES) and the first KEPT_REFUSED_BODY_BYTES of its body, enough for
+    an operator to see what it was, never a stranger's 27 MB in the database."""
+    header_end = min(_header_end(raw), MAX_HEADER_BYTES)
+    return raw[: header_end + KEPT_REFUSED_BODY_BYTES]
 
 
 def _header_end(raw: bytes) -> int:

@@ -120,6 +120,9 @@ class Conversation:
     """A confirmation token for the general letter's Reply-To (account commands held for proof)."""
     written_language: str | None = None
     """The language the sender's mail is written in: theirs until they have one saved."""
+    answer_needed: bool = True
+    """False: a mail that asked only for what the service declined to send (a confirmation
+    request over its limit) gets no "nothing to do" answer either."""
     invitation_apart: bool = False
     """The mail holds an invitation (sent or refused): what the sender is told about it goes into
     a letter of its own, never into the thread of the game the mail answers."""
@@ -224,7 +227,8 @@ class Conversation:
                     result.append((table.players[seat], table, self._game_letter(news, seat, reply=False)))
                 else:
                     self._keep_for_next_mail(news, seat)
-        if general or not (copy_left_out or any(player.id == self.sender.id for player, _, _ in result)):
+        if general or (self.answer_needed
+                       and not (copy_left_out or any(player.id == self.sender.id for player, _, _ in result))):
             result.append((self.sender, None, self._general_letter(general)))
         return result
 

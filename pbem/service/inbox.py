@@ -35,7 +35,7 @@ from sqlmodel import Session, col, select
 from pbem import commands, names
 from pbem.config import LANGUAGES, Config
 from pbem.mail.composing import GameStamp, compose, parse_game_message_id
-from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail,
+from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail, refused_copy,
                                subject_text)
 from pbem.render.views import Notice
 from pbem.service import account, clocks, invitations, play
@@ -101,9 +101,11 @@ def handle_mail(
         mail = read_mail(raw, _reading_context(session, config))
     except UnreadableMail as unreadable:
         inbound.state, inbound.reason = InboundState.IGNORED, f"unreadable mail: {unreadable.reason}"
+        inbound.raw = refused_copy(raw)
         return
     if mail.automatic:
         inbound.state, inbound.reason = InboundState.IGNORED, f"automatic mail: {mail.automatic}"
+        inbound.raw = refused_copy(raw)
         return
     if invitations.is_service_address(mail.sender, config.service.address):
         inbound.state, inbound.reason = InboundState.IGNORED, "mail from the service itself"
@@ -112,6 +114,7 @@ def handle_mail(
     talk = Conversation(session, config, sender, Answering(mail.message_id, tuple(mail.references)), dice,
                         now or utc_now(), written_language=_language_of(mail))
     if mail.too_large:
+        inbound.raw = refused_copy(raw)
         talk.say_template(Notice.TOO_LARGE, limit=config.limits.max_mail_bytes // 1000)
     else:
         _run(talk, mail)
@@ -231,9 +234,28 @@ def _confirmation(talk: Conversation, mail: IncomingMail) -> AccountConfirmation
 
 def _ask_for_confirmation(talk: Conversation, lines: list[str]) -> None:
     """Hold account commands and invitations of a mail without a token until the sender answers
-    a mail to their own address: whoever forged the From never sees it."""
-    token = new_token()
+    a mail to their own address: whoever forged the From never sees it.
+
+    Whoever forges mails in a stranger's name must not make the service flood them: an address
+    gets at most ``[limits] confirmations_per_day`` unanswered requests in 24 hours (0: no limit;
+    one answered proves the address is its owner's and counts no more), and none while one asking
+    for the same lines is open; a further one is dropped, logged, and not answered.
+    The player's row is locked first, so that two daemons count the same requests."""
     assert talk.sender.id is not None
+    session = talk.session
+    session.exec(select(Player.id).where(Player.id == talk.sender.id).with_for_update()).all()
+    recent = session.exec(select(AccountConfirmation).where(
+        AccountConfirmation.player_id == talk.sender.id,
+        col(AccountConfirmation.created_at) > talk.now - timedelta(days=1))).all()
+    unanswered = [held for held in recent if held.confirmed_at is None]
+    open_same = any(held.commands == lines for held in unanswered)
+    limit = talk.config.limits.confirmations_per_day
+    if open_same or (limit and len(unanswered) >= limit):
+        log.info("confirmation for %s dropped: %s", talk.sender.address,
+                 "the same request is open" if open_same else f"{len(unanswered)} unanswered in 24 hours")
+        talk.answer_needed = False
+        return
+    token = new_token()
     talk.session.add(AccountConfirmation(token=token, player_id=talk.sender.id, commands=lines, created_at=talk.now))
     talk.reply_token = token
     talk.say_template(Notice.CONFIRM_ACCOUNT, commands=lines)
@@ -297,12 +319,12 @@ def honest_name(session: Session, player: Player, name: str, config: Config) -> 
                                                *ASSISTANT_NAMES.values())}
     opponent_seat, own_seat = aliased(Seat), aliased(Seat)
     opponents = session.exec(
-        select(Player).distinct()
+        select(Player.name, Player.address).distinct()
         .join(opponent_seat, col(opponent_seat.player_id) == Player.id)
         .join(own_seat, col(own_seat.match_id) == col(opponent_seat.match_id))
         .where(col(own_seat.player_id) == player.id, col(Player.id) != player.id)).all()
-    for other in opponents:
-        taken |= {names.skeleton(text) for text in (other.name, other.address, other.address.split("@", 1)[0]) if text}
+    for other_name, other_address in opponents:
+        taken |= {names.skeleton(text) for text in (other_name, other_address, other_address.split("@", 1)[0]) if text}
     return not names.passes_for(name, taken)
 
 

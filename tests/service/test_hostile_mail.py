@@ -74,12 +74,14 @@ def test_a_forged_sender_cannot_change_anybodys_settings(opened_game):
     office, anna, ben = opened_game
     eve = Player(office, "eve@example.net", "Eve")
     before = office.snapshot()
-    for command in ("lang de", "numbering fixed", "stop", "vacation 20"):
+    for command in ("lang de", "numbering fixed", "stop"):
         sent = office.deliver(compose_mail("Ben <ben@example.org>", "backgammon@localhost", "x", command + "\n"))
         office.file(sent)
         (question,) = sent
         assert question["To"].addresses[0].addr_spec == "ben@example.org"  # never to the forger
         assert token_of(question) is not None and "Please confirm" in prose_of(question)
+    # A fourth request in 24 hours is dropped: forged mails never flood the one they name.
+    assert office.deliver(compose_mail("Ben <ben@example.org>", "backgammon@localhost", "x", "vacation 20\n")) == []
     assert office.snapshot() == before
     assert not eve.inbox
     # Ben answers one of the confirmations himself: only what it held happens
@@ -266,3 +268,40 @@ def test_an_honest_name_is_taken(opened_game):
     office, anna, ben = opened_game
     anna.post(compose_reply('"Anna Bäcker" <anna@example.org>', anna.last_of(office.table().token(0)), "board"))
     assert office.table().players[0].name == "Anna Bäcker"
+
+
+def test_forged_mails_bring_a_stranger_at_most_three_confirmation_requests_a_day(office, anna):
+    """Issue 21, item 5: 20 forged mails in a stranger's name (lang de, vacation 3, stop …) bring
+    them 3 "please confirm" mails, not 20, and nothing else."""
+    stranger = Player(office, "victim@example.org", "Victim")
+    sent = []
+    for number in range(20):
+        sent += stranger.write(["lang de", f"vacation {number % 5 + 1}", "stop", "numbering fixed"][number % 4])
+    assert len(sent) == 3 and all(is_confirmation(mail) for mail in sent), [str(mail["Subject"]) for mail in sent]
+
+
+def test_the_same_request_while_one_is_open_brings_no_second_mail(office, anna):
+    stranger = Player(office, "victim@example.org", "Victim")
+    (first,) = stranger.write("lang de")
+    assert is_confirmation(first)
+    assert stranger.write("lang de") == [], "the same request is open"
+    assert len(stranger.write("stop")) == 1, "another request is sent"
+    stranger.reply("yes", to=first)
+    assert "Deutsch" in prose_of(stranger.last) or "Sie" in prose_of(stranger.last), "confirmed: carried out"
+
+
+def test_a_refused_mail_is_stored_cut_to_its_header_and_64_kb(config):
+    from sqlmodel import Session, select
+
+    from pbem.store.mail_records import InboundMail
+
+    office = PostOffice(config.model_copy(update={"limits": config.limits.model_copy(
+        update={"max_mail_bytes": 200_000})}), LoadedDice(seed=1))
+    anna = Player(office, "anna@example.org", "Anna")
+    big = compose_mail(anna.sender, "backgammon@localhost", "big", "help\n" + ("y" * 76 + "\n") * 20_000)
+    (answer,) = anna.post(big)
+    assert "larger than 200 kB" in prose_of(answer)
+    with Session(office.engine) as session:
+        row = session.exec(select(InboundMail).where(InboundMail.message_id == str(big["Message-ID"]))).one()
+    assert len(big.as_bytes()) > 1_500_000 and 64 * 1024 < len(row.raw) <= 64 * 1024 + 4096
+    assert b"Subject: big" in row.raw and row.raw.endswith(b"y")
