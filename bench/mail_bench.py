@@ -2,6 +2,7 @@
 
     python bench/mail_bench.py [--games 10] [--rounds 4] [--latency-moves 20] [--seed 1]
                                [--reviews 10] [--reviews-in-thread] [--database postgresql]
+                               [--small]
 
 Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
 (tests/mail_server/mail_servers.py), started privately on loopback ports.
@@ -181,7 +182,12 @@ def main() -> None:
                         help="compute the reviews in a thread of the daemon's process, not in its worker process")
     parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite",
                         help="postgresql: one, then two `pbem serve` processes on a private PostgreSQL server")
+    parser.add_argument("--small", action="store_true",
+                        help="a quick run that only shows the bench works (CI): 2 games, 1 round, 2 moves timed, "
+                        "no reviews")
     args = parser.parse_args()
+    if args.small:
+        args.games, args.rounds, args.latency_moves, args.reviews = 2, 1, 2, 0
     if args.database == "postgresql":
         several_daemons(args.games, args.rounds)
     else:
