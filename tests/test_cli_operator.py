@@ -17,7 +17,7 @@ from pbem.store.db import create_schema, head_revision, make_engine
 READ_ONLY_COMMANDS = [
     ["games"], ["status"], ["players"], ["export", "1"], ["ledger", "check"],
     ["credits", "show", "anna@example.org"], ["credits", "grant", "anna@example.org", "1", "--reason", "typo"],
-    ["verify-dice", "--match", "1"], ["requeue", "--all"],
+    ["verify-dice", "--match", "1"],
 ]
 
 

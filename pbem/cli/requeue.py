@@ -27,7 +27,7 @@ from pbem.store.mail_records import InboundMail, InboundState
 def requeue(args: argparse.Namespace) -> int:
     config = config_of(args.config)
     message_id = None if args.all else _message_id(args.message_id)
-    engine = database_of(config, create=False)
+    engine = database_of(config)
     source = open_inbound_source(config)
 
     async def put_back() -> int:
