@@ -6,7 +6,7 @@ Every line of the new text is one of three things:
   Commands without arguments (``roll``, ``würfeln``, ``take``, ``$quit``…) count only when they
   stand alone on their line, so that "Take care!" or "Games like this are fun" stay notes.
   ``lang``/``sprache``, ``numbering``/``zählung``, ``autoroll``/``autowürfeln``,
-  ``copies``/``kopien`` and ``vacation``/``urlaub`` count when the line is the keyword with at
+  ``copies``/``kopien``, ``automove``/``automatisch``, ``greedy``/``gierig`` and ``vacation``/``urlaub`` count when the line is the keyword with at
   most one argument (``vacation``: and an optional ``days``/``Tage``);
   ``invite``/``einladen`` and ``play assistant``/``gegen Assistent`` count whatever follows them.
   A command with a wrong argument becomes a :class:`CommandError`.
@@ -70,7 +70,8 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
     ``resign``/``aufgeben`` without ``single``/``einfach``, ``gammon`` or ``backgammon``;
     details: the value.
 ``switch``
-    ``autoroll``/``autowürfeln`` or ``copies``/``kopien`` without ``on``/``an`` or
+    ``autoroll``/``autowürfeln``, ``copies``/``kopien``, ``automove``/``automatisch`` or
+    ``greedy``/``gierig`` without ``on``/``an`` or
     ``off``/``aus``; details: the value.
 ``vacation-days``
     ``vacation``/``urlaub`` without a number of days from 1 to :data:`MAX_VACATION_DAYS`
@@ -247,7 +248,24 @@ class Autoroll:
 
 @dataclass(frozen=True)
 class Copies:
-    """``copies off``: no mail that only repeats the player's own accepted move back to them."""
+    """``copies on``: a mail after every move, one's own included, and after every roll of the
+    opponent (default off: a mail only when the player must act, or something is for them)."""
+
+    on: bool
+
+
+@dataclass(frozen=True)
+class Automove:
+    """``automove off``: the service no longer plays a roll that has only one play for them
+    (default on, as FIBS's automove)."""
+
+    on: bool
+
+
+@dataclass(frozen=True)
+class Greedy:
+    """``greedy on``: with all checkers home and no contact, the service bears off a checker with
+    every die when the roll allows it (pbmserv's greedy; default off)."""
 
     on: bool
 
@@ -287,7 +305,7 @@ class CommandError:
 Command = (
     Invite | PlayAssistant | Accept | Decline | Move | Roll | Double | Take | Drop | Beaver
     | Resign | OfferResignation | Remis | Rematch | Board | Games | Ratings | Language | SetNumbering | Vacation
-    | Stop | Autoroll | Copies | Help | Confirm | Credits | Note | CommandError
+    | Stop | Autoroll | Copies | Automove | Greedy | Help | Confirm | Credits | Note | CommandError
 )
 
 _ALONE: dict[str, Command] = {
@@ -321,6 +339,12 @@ _RESIGN_KINDS = {**dict.fromkeys(("single", "normal", "einfach"), 1), "gammon": 
 _SWITCHES = {**dict.fromkeys(("on", "an", "ein"), True), **dict.fromkeys(("off", "aus"), False)}
 _AUTOROLL_WORDS = ("autoroll", "autowürfeln", "autowuerfeln")
 _COPIES_WORDS = ("copies", "kopien")
+_AUTOMOVE_WORDS = ("automove", "automatisch")
+_GREEDY_WORDS = ("greedy", "gierig")
+_SWITCH_COMMANDS: dict[str, type[Autoroll | Copies | Automove | Greedy]] = {
+    **dict.fromkeys(_AUTOROLL_WORDS, Autoroll), **dict.fromkeys(_COPIES_WORDS, Copies),
+    **dict.fromkeys(_AUTOMOVE_WORDS, Automove), **dict.fromkeys(_GREEDY_WORDS, Greedy),
+}
 _CONFIRM_WORDS = ("yes", "ja", "confirm", "bestätigen", "bestaetigen")
 _LANGUAGE_WORDS = ("lang", "sprache")
 _NUMBERING_WORDS = ("numbering", "zählung", "zaehlung")
@@ -363,12 +387,12 @@ _GERMAN_KEYWORDS = frozenset((
     "annehmen", "ablehnen", "würfeln", "wuerfeln", "doppeln", "biber", "$aufgeben", "revanche",
     "brett", "spiele", "rangliste", "stopp", "hilfe", "ja", "bestätigen", "bestaetigen", "sprache",
     "zählung", "zaehlung", "urlaub", "einladen", "gegen", "abrechnen", "autowürfeln", "autowuerfeln",
-    "kopien", "aufgeben", "konto", "preis",
+    "kopien", "aufgeben", "konto", "preis", "automatisch", "gierig",
 ))
 _ENGLISH_KEYWORDS = frozenset((
     "accept", "decline", "roll", "double", "take", "drop", "beaver", "$quit", "rematch", "board",
     "games", "ratings", "stop", "help", "yes", "confirm", "lang", "numbering", "vacation", "invite",
-    "play", "settle", "autoroll", "copies", "resign", "reject", "credits", "prize",
+    "play", "settle", "autoroll", "copies", "resign", "reject", "credits", "prize", "automove", "greedy",
 ))
 _GERMAN_WORDS = frozenset((
     "und", "ich", "nicht", "der", "die", "das", "ist", "bitte", "danke", "hallo", "mit", "für",
@@ -457,11 +481,11 @@ def _read_line(line: str) -> Command:
     if keyword in _RESIGN_WORDS and len(arguments) <= 1:
         kind = _RESIGN_KINDS.get(_first(arguments))
         return OfferResignation(kind) if kind else CommandError(line, "resign-kind", _first(arguments))
-    if keyword in _AUTOROLL_WORDS + _COPIES_WORDS and len(arguments) <= 1:
+    if keyword in _SWITCH_COMMANDS and len(arguments) <= 1:
         switch = _SWITCHES.get(_first(arguments))
         if switch is None:
             return CommandError(line, "switch", _first(arguments))
-        return Autoroll(switch) if keyword in _AUTOROLL_WORDS else Copies(switch)
+        return _SWITCH_COMMANDS[keyword](switch)
     if keyword in _VACATION_WORDS and (
         len(arguments) <= 1 or (len(arguments) == 2 and arguments[1] in _DAY_WORDS)
     ):

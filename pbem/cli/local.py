@@ -63,7 +63,7 @@ def _answers_to(outbox: Path, message_id: str, delivered: Path) -> list[Path]:
                 answers.append(path)
         if applied_at is not None and (answers or time.monotonic() - applied_at > ANSWER_GRACE_SECONDS):
             if not answers:
-                print("applied; no answer to you (copies off?)", file=sys.stderr)
+                print("applied; no answer to you: your opponent is on turn (copies on sends a copy)", file=sys.stderr)
             return sorted(answers)
         time.sleep(0.2)
     raise UsageError(f"no answer within {WAIT_SECONDS} s: is pbem serve running on {outbox.parent}?")

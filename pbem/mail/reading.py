@@ -31,7 +31,7 @@ import base64
 import hashlib
 import re
 import secrets
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from email import errors
 from email.errors import HeaderParseError
@@ -81,6 +81,9 @@ MAX_WINDOW_CHARS = 160
 against the patterns (a line naming the service's address or name is found at any length)."""
 MAX_PATTERN_CHECKS = 40
 """Attribution and header-block patterns tried per mail; each costs up to about a millisecond."""
+MAX_OWN_PLACES = 8
+"""Places of one line in our own mail tried as the start of a quoted run (a blank-free mail repeats
+few lines; this bounds the work for one that repeats many)."""
 MAX_CONTENT_FIELD_CHARS = 1000
 """A Content-* header field: the email package parses these again on every look."""
 MAX_MESSAGE_ID_CHARS = 250
@@ -559,15 +562,14 @@ def new_text(body: str, context: ReadingContext | None = None, quoted: str | Non
     patterns = _Patterns(context)
     lines = [line.strip() for line in body[:MAX_BODY_CHARS].replace("\r\n", "\n").split("\n", MAX_SCANNED_LINES)]
     del lines[MAX_SCANNED_LINES:]
-    own_lines = {line.strip() for line in (quoted or "").split("\n") if line.strip()}
-    lines = _cut_original(lines, patterns, own_lines)
+    lines = _cut_original(lines, patterns, OwnText(quoted or ""))
     lines = [line for line in lines if not line.startswith(">")]
     lines = _cut_signature(lines, context.is_command)
     lines = [line for line in lines if not _SERVICE_LINE.match(line[:MAX_WINDOW_CHARS])]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-def _cut_original(lines: list[str], patterns: _Patterns, own_lines: Collection[str]) -> list[str]:
+def _cut_original(lines: list[str], patterns: _Patterns, own_text: OwnText) -> list[str]:
     """Lines up to the unquoted original (at most MAX_NEW_LINES of them not quoted); attribution
     lines that introduce a '>' quote are dropped, and the text after that quote is kept."""
     kept: list[str] = []
@@ -579,7 +581,7 @@ def _cut_original(lines: list[str], patterns: _Patterns, own_lines: Collection[s
             kept.append(line)
             index += 1
             continue
-        span = _original_span(lines, index, patterns, own_lines)
+        span = _original_span(lines, index, patterns, own_text)
         if span:
             following = next((later for later in lines[index + span:] if later), "")
             if not following.startswith(">"):
@@ -592,14 +594,47 @@ def _cut_original(lines: list[str], patterns: _Patterns, own_lines: Collection[s
     return kept
 
 
-def _original_span(lines: list[str], index: int, patterns: _Patterns, own_lines: Collection[str]) -> int:
+class OwnText:
+    """The text of the service mail being answered, to recognise it quoted without '>'.
+
+    A player copies lines of our mail (the example move, a command) and writes them as their own;
+    such a line must never be cut because it also stands in our mail.  So only a run of lines that
+    follow each other in our mail counts as a quote: three of them, or two when one is a line of
+    the board or the identifiers, which nobody types.  Blank lines are passed over on both sides.
+    """
+
+    RUN = 3
+
+    def __init__(self, text: str) -> None:
+        self.lines = [line.strip() for line in text.split("\n") if line.strip()]
+        self.places: dict[str, list[int]] = {}
+        for place, line in enumerate(self.lines):
+            self.places.setdefault(line, []).append(place)
+
+    def starts_quote(self, lines: list[str], index: int) -> bool:
+        """``lines[index]`` begins a run of our mail's lines, quoted without '>'."""
+        places = self.places.get(lines[index])
+        if not places:
+            return False
+        following = [line for line in lines[index + 1 : index + 2 * self.RUN] if line][: self.RUN - 1]
+        for place in places[:MAX_OWN_PLACES]:
+            run = 1
+            for offset, line in enumerate(following, start=1):
+                if place + offset >= len(self.lines) or self.lines[place + offset] != line:
+                    break
+                run += 1
+            board = any(_SERVICE_LINE.match(line[:MAX_WINDOW_CHARS]) for line in self.lines[place : place + run])
+            if run >= self.RUN or (run == 2 and board):
+                return True
+        return False
+
+
+def _original_span(lines: list[str], index: int, patterns: _Patterns, own_text: OwnText) -> int:
     """How many lines from ``index`` introduce the original (0: none do)."""
     line = lines[index]
     following = lines[index + 1] if index + 1 < len(lines) else ""
-    if own_lines and line in own_lines:
-        after = next((later for later in lines[index + 1 : index + 3] if later), "")
-        if after in own_lines and len(line) + len(after) > 12:
-            return 1  # the service's own mail, quoted without '>'
+    if own_text.starts_quote(lines, index):
+        return 1  # the service's own mail, quoted without '>'
     if patterns.names_service(line):
         return 1
     if following and patterns.names_service(following) and not patterns.context.is_command(line):

@@ -53,6 +53,8 @@ class Notice(StrEnum):
     NUMBERING_SET = "numbering_set"
     AUTOROLL_SET = "autoroll_set"
     COPIES_SET = "copies_set"
+    AUTOMOVE_SET = "automove_set"
+    GREEDY_SET = "greedy_set"
     STOP_CONFIRMED = "stop_confirmed"
     GAMES_LIST = "games_list"
     HELP = "help"
@@ -75,6 +77,7 @@ class EventKind(StrEnum):
     ROLLED = "rolled"
     CANNOT_MOVE = "cannot_move"
     MOVED = "moved"
+    AUTOMOVED = "automoved"
     DOUBLED = "doubled"
     TOOK = "took"
     DROPPED = "dropped"
@@ -130,6 +133,9 @@ class GameView:
     dice: tuple[int, int] | None = None
     cube: int | None = None
     offered: int | None = None
+    """The cube value a pending double or beaver offers (twice the value in force)."""
+    beavered: bool = False
+    """The pending offer is a beaver (the doubler answers it)."""
     beaver_allowed: bool = False
     crawford: bool = False
     prize: Prize | None = None

@@ -55,6 +55,7 @@ Every :class:`NotationError` carries one of these ``code`` values and its ``deta
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from enum import StrEnum
 
 from pbem.rules.moves import BAR_POINT as BAR
@@ -238,6 +239,21 @@ def _own(point: str, numbering: Numbering, colour: Colour) -> int:
 
 
 # --- writing -------------------------------------------------------------------------------
+
+
+def example_play(plays: Collection[Play]) -> Play:
+    """The play a mail shows as an example of how a move is written.
+
+    Neither chosen for its quality nor against it, so it is no advice: the middle one of the
+    plays in the order of their steps.  Where checkers can be borne off, it is one that bears off
+    as many as any play does, so that the example shows how ``/off`` is written then.
+    """
+    def borne_off(play: Play) -> int:
+        return sum(1 for _, to in play if to == OFF)
+
+    most = max(map(borne_off, plays))
+    ordered = sorted(play for play in plays if borne_off(play) == most)
+    return ordered[len(ordered) // 2]
 
 
 def format_play(

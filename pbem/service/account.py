@@ -36,6 +36,18 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
             sender.copies = on
             talk.session.add(sender)
             talk.say_template(Notice.COPIES_SET, table, on=on)
+        case commands.Automove(on=on):
+            sender.automove = on
+            talk.session.add(sender)
+            talk.say_template(Notice.AUTOMOVE_SET, table, on=on)
+            if on and table is not None and table.game is not None and table.status is MatchStatus.RUNNING:
+                play.advance(talk, table)  # a forced play waiting for them now: played at once
+        case commands.Greedy(on=on):
+            sender.greedy = on
+            talk.session.add(sender)
+            talk.say_template(Notice.GREEDY_SET, table, on=on)
+            if on and table is not None and table.game is not None and table.status is MatchStatus.RUNNING:
+                play.advance(talk, table)
         case commands.Games():
             list_games(talk, table)
         case commands.Board():

@@ -30,7 +30,7 @@ from pbem.rules import prizes, scoring
 from pbem.rules.gnubg_ids import match_id, position_id
 from pbem.rules.moves import Play, apply_play, legal_plays
 from pbem.rules.position import Position
-from pbem.rules.notation import Colour, Numbering, format_play
+from pbem.rules.notation import Colour, Numbering, example_play, format_play
 from pbem.service import clocks
 from pbem.service.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.assistant import is_assistant
@@ -46,6 +46,15 @@ class Event:
     kind: EventKind
     seat: int | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    automatic: bool = False
+    """Done by the service for ``seat`` (a roll, a forced play), not by a command of theirs."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "seat": self.seat, "data": self.data, "automatic": self.automatic}
+
+    @classmethod
+    def from_dict(cls, document: dict[str, Any]) -> Event:
+        return cls(EventKind(document["kind"]), document["seat"], document["data"], document.get("automatic", False))
 
 
 @dataclass
@@ -81,7 +90,15 @@ and those of a prize invitation, whose reason already names every accepted form:
 (how to write moves, roll or double, take or drop) does not follow them."""
 
 
-_DICE_PROOF = (EventKind.DICE_COMMITTED, EventKind.DICE_REVEALED)
+_TOLD_LATER = frozenset((EventKind.ROLLED, EventKind.CANNOT_MOVE, EventKind.MOVED, EventKind.AUTOMOVED))
+"""What a player is not sent a mail for (unless ``copies on``): it is told in their next mail."""
+_OWN_DECISIONS = frozenset((EventKind.DOUBLED, EventKind.BEAVERED, EventKind.TOOK, EventKind.RESIGN_REJECTED))
+"""A player's own decisions, which need no mail to themselves (the opponent's answer brings one).
+An offer to resign or of a draw is confirmed: the confirmation says how it stands and ends."""
+_TO_ACT = frozenset(("move", "roll_or_double", "answer_double", "answer_resign", "answer_draw", "accept"))
+"""The ``next`` steps of a letter that ask its reader to do something."""
+MAX_WAITING_NEWS = 200
+"""Events kept for a seat's next mail, at most (the newest): a day of automatic plays fits."""
 
 
 @dataclass
@@ -109,6 +126,8 @@ class Conversation:
     on_page: bool = False
     """The commands came from the web board, which shows the sender the result at once: a
     letter that would only repeat it is left out, as with ``copies off``."""
+    automatic: bool = False
+    """Events recorded now are done by the service (:func:`pbem.service.play.advance`)."""
 
     # -- recording ------------------------------------------------------------------------
 
@@ -120,7 +139,7 @@ class Conversation:
     def event(self, table: Table, kind: EventKind, seat: int | None = None, /, **data: Any) -> None:
         """Record an event both seats hear about (positional-only: the data may name a ``kind``)."""
         news = self.news_of(table)
-        news.events.append(Event(kind, seat, data))
+        news.events.append(Event(kind, seat, data, self.automatic))
         news.notify.update((0, 1))
 
     def say(self, text: str, table: Table | None = None) -> None:
@@ -193,12 +212,17 @@ class Conversation:
             for seat in (0, 1):
                 if seat == sender_seat and self._only_a_copy(news, seat):
                     copy_left_out = True
+                    self._keep_for_next_mail(news, seat)
                 elif seat == sender_seat and general and self.invitation_apart and self._nothing_new(news):
                     pass  # the answer is the invitation's own letter; this game has nothing new
                 elif seat == sender_seat:
                     result.append((self.sender, table, self._game_letter(news, seat, reply=True)))
-                elif seat in news.notify and not is_assistant(table.players[seat]):
+                elif seat not in news.notify or is_assistant(table.players[seat]):
+                    pass
+                elif table.players[seat].copies or self._wanted(news, seat):
                     result.append((table.players[seat], table, self._game_letter(news, seat, reply=False)))
+                else:
+                    self._keep_for_next_mail(news, seat)
         if general or not (copy_left_out or any(player.id == self.sender.id for player, _, _ in result)):
             result.append((self.sender, None, self._general_letter(general)))
         return result
@@ -207,14 +231,33 @@ class Conversation:
         return not (news.events or news.for_sender or news.attachments or news.table.id in self.erred)
 
     def _only_a_copy(self, news: News, seat: int) -> bool:
-        """The sender's letter would only repeat what they did (``copies off``, or a form of the
-        web board): nothing for them alone, no error, no game begun or ended (the dice commitment
-        and seed reach both players), the game running and not their turn; it is left out."""
-        game = news.table.game
-        return ((not self.sender.copies or self.on_page) and not news.for_sender and news.table.id not in self.erred
-                and not any(event.kind in _DICE_PROOF for event in news.events)
-                and news.table.status is MatchStatus.RUNNING and game is not None
-                and game.phase is not game_rules.Phase.OVER and game.to_act not in (None, seat))
+        """The sender's letter would only repeat what they did (unless ``copies on``; always on
+        the web board): something was done, nothing for them alone, no error, nothing they must
+        act on; it is left out.  A mail that did nothing (``board``) is always answered."""
+        return ((not self.sender.copies or self.on_page) and bool(news.events) and not news.for_sender
+                and news.table.id not in self.erred and not self._wanted(news, seat))
+
+    def _wanted(self, news: News, seat: int) -> bool:
+        """A mail to ``seat`` is wanted by a correspondence player: they must act, something is
+        for them alone (a note, an answer to their offer), or a game begins or ends.  The
+        opponent's move and roll alone, and their own decisions, wait for their next mail."""
+        table, game = news.table, news.table.game
+        if table.status is not MatchStatus.RUNNING or game is None or game.phase is game_rules.Phase.OVER:
+            return True
+        if _next_step(table, seat) in _TO_ACT or table.seats[seat].notes:
+            return True
+        return not all(event.kind in _TOLD_LATER or (event.seat == seat and event.kind in _OWN_DECISIONS)
+                       for event in news.events)
+
+    def _keep_for_next_mail(self, news: News, seat: int) -> None:
+        """Keep what ``seat`` is not sent a mail about for its next mail: all of it, but what
+        they did themselves by a command of this mail (they know it)."""
+        sender_seat = news.table.seat_of(self.sender)
+        kept = [event.to_dict() for event in news.events
+                if not (seat == sender_seat and event.seat == seat and not event.automatic)]
+        if kept:
+            holder = news.table.seats[seat]
+            holder.news = [*holder.news, *kept][-MAX_WAITING_NEWS:]
 
     def _general_letter(self, texts: list[str]) -> Letter:
         language = self.language(self.sender)
@@ -242,7 +285,9 @@ class Conversation:
         player = table.players[seat]
         language = self.language(player)
         view = game_view(table, seat, self.config, self.now)
-        events = [render_event(event, table, seat, language) for event in news.events]
+        waiting = [Event.from_dict(document) for document in table.seats[seat].news]
+        table.seats[seat].news = []
+        events = [render_event(event, table, seat, language) for event in [*waiting, *news.events]]
         texts = news.for_sender if reply else []
         if reply and table.id in self.erred:
             texts = [*texts, self.help_text(table, short=True)]
@@ -306,6 +351,8 @@ def render_event(event: Event, table: Table, seat: int, language: str) -> str:
         "colour": Colour.of_seat(seat).value,
         "me": seat,
         "names": [shown_name(table.players[0], language), shown_name(table.players[1], language)],
+        # An offer to resign answered in the same mail (by the Assistant) no longer stands.
+        "offer_stands": table.game is not None and table.game.resign_offer is not None,
     }
     data = dict(event.data)
     if "plays" in data:
@@ -357,8 +404,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
     if view.next == "move":
         plays = legal_plays(game.board, game.dice) if game.dice else {}
         if plays:
-            first = sorted(plays.values())[-1]
-            example = format_play(game.board, first, numbering, colour)
+            example = format_play(game.board, example_play(plays.values()), numbering, colour)
     board = game.board if game.seat == seat else game.board.swap()
     # The score before this game, except after the last game, when the final score stands.
     points = table.score.points if table.status is MatchStatus.FINISHED else game.score
@@ -389,7 +435,8 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         example=example,
         dice=game.dice,
         cube=game.cube,
-        offered=game.cube * (4 if game.beavered else 2),
+        offered=game.cube * 2,
+        beavered=game.beavered,
         beaver_allowed=rules.beaver and not game.beavered,
         crawford=game.crawford,
         ids={"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))},

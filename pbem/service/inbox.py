@@ -54,7 +54,7 @@ _GAME_COMMANDS = (
 _ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings, commands.Credits)
 """Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
 _NEEDS_PROOF = (commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite,
-                commands.Autoroll, commands.Copies)
+                commands.Autoroll, commands.Copies, commands.Automove, commands.Greedy)
 """Account commands and invitations (which start rated games on a clock in the sender's name):
 taken only from a mail that proves the sender reads their mailbox."""
 CONFIRMATION_VALID = timedelta(days=7)
@@ -284,18 +284,32 @@ def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | N
 
 
 def _answers_older_mail(mail: IncomingMail, table: Table, seat: int) -> bool:
-    """True when the mail replies to one of our game mails that showed an earlier state.
+    """True when the mail replies to one of our game mails that showed an earlier state than the
+    newest this seat was sent.
 
     The mail answered is In-Reply-To when that names one of this seat's game mails; when it is
-    missing or damaged, the newest of the game mails that References names stands for it.
+    missing or damaged, the newest of the game mails that References names stands for it.  A
+    player gets no mail for their own move or the opponent's roll (issue 20): their newest mail
+    still counts as current while the game goes on without them.
     """
     token = table.token(seat)
+    current = {table.stamp, *_newest_sent(table, seat)}
     parent = parse_game_message_id(mail.in_reply_to)
     if parent is not None and parent.token == token:
-        return (parent.game_number, parent.turn) != table.stamp
+        return (parent.game_number, parent.turn) not in current
     stamps = [(stamp.game_number, stamp.turn) for message_id in mail.references
               if (stamp := parse_game_message_id(message_id)) is not None and stamp.token == token]
-    return bool(stamps) and max(stamps) != table.stamp
+    return bool(stamps) and max(stamps) not in current
+
+
+def _newest_sent(table: Table, seat: int) -> list[tuple[int, int]]:
+    """The stamp of the newest game mail the seat was sent (its thread also holds its own mails)."""
+    token = table.token(seat)
+    for message_id in reversed(table.thread(seat)):
+        stamp = parse_game_message_id(message_id)
+        if stamp is not None and stamp.token == token:
+            return [(stamp.game_number, stamp.turn)]
+    return []
 
 
 def _dispatch(

@@ -3,7 +3,8 @@
 Each command goes through the rules core (:mod:`pbem.rules.game`), records what happened as
 events for both players, and then :func:`advance` carries the match on as far as it goes
 without a player: it rolls for a player who cannot double, passes a turn that cannot be
-played, ends the game, scores it, and starts the next game of a match, series or session.
+played, plays a roll that has only one play (``automove``, and ``greedy`` bear-offs), ends the
+game, scores it, and starts the next game of a match, series or session.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pbem.rules import game as rules
 from pbem.rules import cube as cube_rules
 from pbem.rules import dice as fair_dice
 from pbem.rules import matfile, prizes, scoring
-from pbem.rules.moves import IllegalPlay
+from pbem.rules.moves import IllegalPlay, Play, legal_plays
+from pbem.rules.position import BAR, Position
 from pbem.rules.notation import Colour, NotationError, parse_play
 from pbem.rules.scoring import WinKind
 from pbem.service import assistant, credits, ratings
@@ -113,7 +115,16 @@ def _next_dice(talk: Conversation, table: Table) -> rules.Dice:
 
 def advance(talk: Conversation, table: Table) -> None:
     """Carry the match on until a player must decide: automatic rolls (where the player on turn
-    cannot double, or has ``autoroll on``), game ends, next games."""
+    cannot double, or has ``autoroll on``), forced plays, game ends, next games.  Everything it
+    does is the service's, not a command of the sender: their next mail tells them."""
+    was_automatic, talk.automatic = talk.automatic, True
+    try:
+        _advance(talk, table)
+    finally:
+        talk.automatic = was_automatic
+
+
+def _advance(talk: Conversation, table: Table) -> None:
     while table.game is not None:
         game = table.game
         if game.phase is rules.Phase.TO_ROLL or (
@@ -124,8 +135,51 @@ def advance(talk: Conversation, table: Table) -> None:
             if _finish_game(talk, table):
                 continue
             return
+        if _play_for_player(talk, table, game):
+            continue
         if not _assistant_answers(talk, table):
             return
+
+
+def _play_for_player(talk: Conversation, table: Table, game: rules.Game) -> bool:
+    """Play the roll for the person on turn when there is nothing to decide: only one play
+    (``automove``, on by default), or with ``greedy on`` a bear-off of a checker with every die
+    when all their checkers are home and out of contact.  The Assistant decides for itself."""
+    if (game.phase is not rules.Phase.TO_MOVE or game.dice is None or game.resign_offer is not None
+            or game.draw_offer is not None):
+        return False  # an offer waits for its answer first
+    player = table.players[game.seat]
+    if assistant.is_assistant(player):
+        return False
+    plays = legal_plays(game.board, game.dice)
+    chosen, greedy = None, False
+    if player.automove and len(plays) == 1:
+        chosen = next(iter(plays.values()))
+    elif player.greedy:
+        chosen = greedy_play(game.board, game.dice, plays)
+        greedy = chosen is not None
+    if chosen is None:
+        return False
+    seat = game.seat
+    table.game = rules.play(game, seat, chosen)
+    talk.event(table, EventKind.AUTOMOVED, seat, plays=play_texts(game.board, chosen, seat), dice=list(game.dice),
+               greedy=greedy)
+    return True
+
+
+def greedy_play(board: Position, dice: tuple[int, int], plays: dict[Position, Play]) -> Play | None:
+    """pbmserv's ``greedy``: the play that bears off a checker with every die, when all the
+    mover's checkers are home and no opponent checker is left to pass or hit (nothing else
+    matters then); None when there is contact or the roll cannot bear off with every die."""
+    if any(board.mover[6:]) or board.opponent[BAR]:
+        return None
+    highest = max(point for point in range(6) if board.mover[point])
+    if any(board.opponent[23 - point] for point in range(highest + 1)):
+        return None  # an opponent checker on a point of theirs the mover still has to pass
+    dice_count = 4 if dice[0] == dice[1] else 2
+    full = [play for after, play in sorted(plays.items(), key=lambda item: item[1])
+            if len(play) == dice_count and after.mover_off - board.mover_off == dice_count]
+    return full[0] if full else None
 
 
 def _assistant_answers(talk: Conversation, table: Table) -> bool:

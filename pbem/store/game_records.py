@@ -54,8 +54,14 @@ class Player(SQLModel, table=True):
     """Set by ``stop``: never send this address an invitation again."""
     autoroll: bool = False
     """``autoroll on``: the service rolls at once for them instead of asking "roll or double"."""
-    copies: bool = True
-    """``copies off``: no mail that only tells them their own move was accepted."""
+    copies: bool = False
+    """``copies on``: a mail after each of their own accepted moves and each roll of the opponent
+    too; by default a player gets mail only when they must act, or something is for them alone."""
+    automove: bool = True
+    """``automove off``: the service does not play a roll that has only one play for them."""
+    greedy: bool = False
+    """``greedy on``: with all checkers home and no contact, a roll that can bear off a checker
+    with every die is played so for them."""
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     rating_match: float = START_RATING
     """FIBS-style rating for matches (``pbem.rules.rating``); ``experience_match`` the sum of n."""
@@ -142,6 +148,9 @@ class Seat(SQLModel, table=True):
     thread: list[str] = Field(sa_type=JSON, default_factory=list)
     notes: list[str] = Field(sa_type=JSON, default_factory=list)
     """Personal notes waiting for this seat (written by the other), sent with its next mail."""
+    news: list[dict[str, Any]] = Field(sa_type=JSON, default_factory=list)
+    """Events of the match this seat was not sent a mail about (the opponent's move and roll,
+    plays made for it), told in its next mail: ``{"kind", "seat", "data"}`` each."""
     bank: float | None = None
     """Seconds left in this seat's time bank when its clock last started (None: not started yet)."""
 

@@ -85,6 +85,10 @@ def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_play
     assert main(["db", "status", "--config", str(config_file)]) == 0
     assert main(["db", "upgrade", "--config", str(config_file)]) == 0  # again: nothing to do
     assert _differences_from_the_models(path) == []
+    with sqlite3.connect(path) as connection:  # issue 20: mails only when a player must act, forced plays played
+        settings = connection.execute("SELECT DISTINCT copies, automove, greedy FROM players").fetchall()
+        news = connection.execute("SELECT DISTINCT news FROM seats").fetchall()
+    assert settings == [(0, 1, 0)] and news == [("[]",)]
 
     config = load_config(config_file)
     office = PostOffice(config, LoadedDice(seed=3))
@@ -122,6 +126,8 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
     with engine.begin() as connection:  # as the revision before 0011 left it: the server's default, pglz
         for table in ("inbound_mail", "outbound_mail"):
             connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN raw SET COMPRESSION pglz"))
+        for added_later in ("players DROP COLUMN automove", "players DROP COLUMN greedy", "seats DROP COLUMN news"):
+            connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) adds
         connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
     assert upgrade_schema(engine) == (before, head_revision())
     with engine.connect() as connection:

@@ -333,3 +333,37 @@ def test_damaged_mails_are_read_or_refused_but_never_crash(fixture: Path, positi
 )
 def test_signatures_are_cut_but_never_a_command_below_closing_words(body: str, expected: str) -> None:
     assert new_text(body, SERVICE) == expected
+
+
+OUR_MAIL = """[Backgammon] Ben - anna: Your turn
+
+It is your turn with 6-4. Reply with your move. Write it like this (the form of a move, not a suggestion):
+  24/18 13/9
+
+Other commands: double, board, $quit, help.
+
+Position ID: 4HPwATDgc/ABMA
+Match ID: cAkAAAAAAAAA
+
+-- 
+Backgammon by Mail"""
+
+
+@pytest.mark.parametrize("tail", ["", "\n", "\n-- \nAnna", "\n--\nAnna", "\n\nAnna", "\n\n\nOther commands: double, board, $quit, help."])
+def test_a_line_copied_from_our_mail_is_the_players_own(tail):
+    """The example copied onto a line of its own, then a signature, a blank line, nothing, or one
+    line of our mail: two lines that never followed each other in our mail are no quote."""
+    assert new_text(f"24/18 13/9{tail}", quoted=OUR_MAIL).split("\n")[0] == "24/18 13/9"
+
+
+def test_an_unmarked_quote_of_three_lines_of_our_mail_is_cut():
+    unmarked = "\n".join(OUR_MAIL.split("\n")[2:8])
+    assert new_text(f"24/18 13/9\n\n{unmarked}\n", quoted=OUR_MAIL) == "24/18 13/9"
+    # Our lines from the example on: the copied line itself then stands in a run of our mail.
+    assert new_text("Good luck\n\n" + "\n".join(OUR_MAIL.split("\n")[3:10]), quoted=OUR_MAIL) == "Good luck"
+
+
+def test_two_lines_of_our_mail_are_a_quote_only_with_the_board():
+    two = "Other commands: double, board, $quit, help.\n\nPosition ID: 4HPwATDgc/ABMA"
+    assert new_text(f"roll\n{two}", quoted=OUR_MAIL) == "roll"
+    assert "roll" in new_text(f"roll\n\nOther commands: double, board, $quit, help.\nthanks", quoted=OUR_MAIL)

@@ -445,3 +445,16 @@ def test_formatted_plays_read_back_to_the_same_position(case, numbering, colour)
     assert looks_like_play(written)
     assert check_play(position, dice, parse_play(written, numbering, colour)) == reached
 
+
+
+def test_the_example_play_bears_off_where_it_can_and_is_otherwise_the_middle_one():
+    from pbem.rules.moves import legal_plays
+    from pbem.rules.notation import example_play
+
+    home = Position((2, 2, 2, 3, 3, 3) + (0,) * 19, (0,) * 10 + (5, 5, 5) + (0,) * 12)
+    plays = legal_plays(home, (2, 1)).values()
+    assert format_play(home, example_play(plays), Numbering.OWN, Colour.WHITE) == "2/off 1/off"
+    opening = legal_plays(Position.start(), (3, 2)).values()
+    ordered = sorted(opening)
+    assert example_play(opening) == ordered[len(ordered) // 2]
+    assert example_play(opening) not in (ordered[0], ordered[-1])

@@ -26,7 +26,7 @@ from pbem.daemon.pipeline import MailPipeline
 from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, read_mail_file
 from pbem.mail.sinks import MaildirSink
 from pbem.mail.sources import MaildirSource
-from pbem.rules.game import Dice, Game
+from pbem.rules.game import ActionKind, Dice, Game
 from pbem.rules.gnubg_ids import match_id_state, position_from_id
 from pbem.rules.moves import legal_plays
 from pbem.rules.notation import Colour, Numbering, format_play
@@ -275,8 +275,8 @@ def check_answers(office: PostOffice, question: EmailMessage, sent: list[EmailMe
     Game mails show identifiers that decode to the stored game, from the right seats.
     """
     asker = parseaddr(str(question["From"]))[1].lower()
-    assert sent, "no answer at all"
-    assert any(recipient(mail) == asker for mail in sent), "the sender got no answer"
+    if not any(recipient(mail) == asker for mail in sent):
+        assert sender_waits(office, asker), "the sender got no answer, and they must act"
     for mail in sent:
         assert mail["Auto-Submitted"] == "auto-replied"
         if recipient(mail) == asker:
@@ -285,10 +285,33 @@ def check_answers(office: PostOffice, question: EmailMessage, sent: list[EmailMe
         elif previous is not None and previous.get(recipient(mail)) is not None:
             earlier = previous[recipient(mail)]
             assert earlier is not None
-            assert mail["In-Reply-To"] == earlier["Message-ID"], "not threaded under the previous game mail"
+            own = [mine["Message-ID"] for p in office.players if p.address == recipient(mail) for mine in p.outbox]
+            # under the last mail of the thread: the last one they got, or their own answer to it
+            # when that answer got no mail back (issue 20: a move gets none while the opponent is on turn)
+            assert mail["In-Reply-To"] in (earlier["Message-ID"], *own), "not threaded under the previous game mail"
         token = token_of(mail)
         if token is not None:
             check_identifiers(office, mail, token)
+
+
+def sender_waits(office: PostOffice, address: str) -> bool:
+    """Whether a sender may get no answer (issue 20): their mail only made moves in games that
+    now wait for the opponent, so their next mail comes when they must act again."""
+    with Session(office.engine) as session:
+        player = session.exec(select(PlayerRow).where(PlayerRow.address == address)).first()
+        assert player is not None
+        seats = session.exec(select(Seat).where(Seat.player_id == player.id)).all()
+        waiting = False
+        for seat in seats:
+            record = session.get(MatchRecord, seat.match_id)
+            assert record is not None
+            if record.status != MatchStatus.RUNNING.value or record.game is None:
+                continue
+            game = Game.from_dict(record.game)
+            offered = game.resign_offer is not None and game.resign_offer[0] == seat.number
+            assert offered or game.to_act != seat.number, f"{address} must act in match {record.id} but got no mail"
+            waiting = True
+        return waiting
 
 
 def check_identifiers(office: PostOffice, mail: EmailMessage, token: str) -> None:
@@ -319,9 +342,13 @@ def check_identifiers(office: PostOffice, mail: EmailMessage, token: str) -> Non
 def play_to_end(office: PostOffice, players: tuple[Player, Player], match_id: int, max_steps: int = 3000) -> int:
     """Both players answer what the service asks until the match is over; returns the steps.
 
-    Every step is checked: the answers (:func:`check_answers`), that both players hear of it,
-    and that the player who must act next was told so in the mail they got last.
+    Every step is checked: the answers (:func:`check_answers`), that the player who must act
+    next was told so in the mail they got last, that both hear of a game's end, and that every
+    mail a player gets tells each move the opponent made since their previous mail (issue 20:
+    no mail for those moves themselves), a move played for the opponent by automove included.
     """
+    told_up_to: dict[int, tuple[int, int]] = {}
+    """Per seat: (game number, length of the game record) when it got its last mail."""
     for step in range(max_steps):
         table = office.table(match_id)
         if table.status is MatchStatus.FINISHED:
@@ -337,14 +364,41 @@ def play_to_end(office: PostOffice, players: tuple[Player, Player], match_id: in
         previous = {p.address: p.last_of(table.token(i)) for i, p in enumerate(players)}
         sent = player.reply(command, to=last)
         check_answers(office, player.outbox[-1], sent, previous)
-        assert {recipient(mail) for mail in sent} == {p.address for p in players}
         after = office.table(match_id)
+        recipients = {recipient(mail) for mail in sent}
+        assert recipients <= {p.address for p in players}
+        if after.status is MatchStatus.FINISHED or after.record.game_number != table.record.game_number:
+            assert recipients == {p.address for p in players}, "a game ended and a player was not told"
+        _check_moves_told(after, players, sent, told_up_to)
         if after.game is not None and after.game.to_act is not None:
             acting = players[after.game.to_act]
             told = acting.last_of(after.token(after.game.to_act))
             assert told is not None and told in sent
             assert "Your turn" in str(told["Subject"]) or "double offered" in str(told["Subject"]), told["Subject"]
     raise AssertionError(f"the match did not end in {max_steps} steps")
+
+
+def _check_moves_told(table: Table, players: tuple[Player, Player], sent: list[EmailMessage],
+                      told_up_to: dict[int, tuple[int, int]]) -> None:
+    game = table.game
+    assert game is not None
+    for seat, player in enumerate(players):
+        mails = player.answers(sent)
+        if not mails:
+            continue
+        since = told_up_to.get(seat)
+        if since is not None and since[0] == table.record.game_number:
+            name = players[1 - seat].name
+            made = [action for action in game.record[since[1]:]
+                    if action.kind == ActionKind.MOVE and action.seat == 1 - seat]
+            text = re.sub(rf"{name} played (?:[\w/()*]+ )+\(\. from, o to\)", "", prose_of(mails[-1]))  # the board's legend
+            if not text.startswith("Hello "):
+                continue  # the counted phrases are English
+            told = text.count(f"{name} played ") + text.count(f"{name}'s only play") + text.count(f"{name} bore off")
+            passed = len(re.findall(rf"{name} rolled \d-\d and cannot move", text))
+            assert (told, passed) == (sum(1 for action in made if action.play), sum(1 for action in made if not action.play)), \
+                f"{len(made)} moves of {name} since {player.name}'s last mail:\n{text}"
+        told_up_to[seat] = (table.record.game_number, len(game.record))
 
 
 def finished_games(office: PostOffice, match_id: int) -> list[Game]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 import pytest
-from post_office import LoadedDice, Player, PostOffice, attachment, recipient, set_game, side, text_of
+from post_office import LoadedDice, Player, PostOffice, attachment, recipient, prose_of, set_game, side, text_of
 
 import pbem.assistant
 from pbem.rules.position import Position
@@ -101,6 +101,9 @@ def test_the_assistant_accepts_a_resignation_only_when_it_gives_it_enough(config
     anna.reply("resign single")
     game = office.table().game
     assert game is not None
+    # The answer came in the same mail: the offer no longer "stands until the answer".
+    assert "You offered to resign a single game (1 point)." in prose_of(anna.last)
+    assert "stands until" not in prose_of(anna.last)
     if accepted:
         assert game.result is not None and game.result.winner == 1 and game.result.kind == 1
     else:

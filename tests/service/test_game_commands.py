@@ -6,7 +6,7 @@ import re
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
-from post_office import prose_of, Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, refused, text_of
+from post_office import prose_of, Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, recipient, refused, text_of
 
 from pbem.rules.game import Phase
 from pbem.rules.gnubg_ids import match_id_state
@@ -19,8 +19,9 @@ def opening(office: PostOffice, anna: Player, ben: Player, invitation: str = "in
     office.dice.load((3, 1))
     match_id = invite_and_accept(office, anna, ben, invitation)
     assert "Your turn (3-1)" in str(anna.last["Subject"])
-    acts(office, anna, "8/5 6/5")
-    assert "You played 8/5 6/5." in text_of(anna.last)
+    sent = acts(office, anna, "8/5 6/5")
+    assert [recipient(mail) for mail in sent] == [ben.address]  # no copy of her own move (issue 20)
+    assert "Anna played 8/5 6/5." in text_of(ben.last)
     assert "Your turn: roll or double" in str(ben.last["Subject"])
     return match_id
 
@@ -86,6 +87,10 @@ def test_beaver_in_money_play_then_the_next_game(office, anna, ben):
     acts(office, anna, "beaver")
     assert "Anna beavered: the cube is at 4" in text_of(ben.last)
     assert "Reply  take  or  drop" in text_of(ben.last)
+    # The beaver offers the cube at 4 (the double at 2, taken and redoubled), never "to 8".
+    assert str(ben.last["Subject"]).endswith("Anna beavers: cube 4"), ben.last["Subject"]
+    assert "Anna beavers: takes your double and redoubles to 4. Reply take or drop" in prose_of(ben.last)
+    assert "8" not in str(ben.last["Subject"])
     refused(office, anna, "take", "It is not your turn")
     office.dice.load((2, 1))
     acts(office, ben, "take")
@@ -238,6 +243,7 @@ def test_one_click_mailto_links_answer_an_invitation(office, anna, ben):
 def test_resign_levels_as_on_fibs_accepted_rejected_or_withdrawn(office, anna, ben):
     match_id = opening(office, anna, ben)  # Ben is asked to roll or double
     acts(office, anna, "resign gammon")
+    assert "You offered to resign a gammon (2 points); it stands until the answer, or until you play on." in prose_of(anna.last)
     offer = ben.last
     assert "Anna offered to resign a gammon (2 points): reply accept to win that" in prose_of(offer)
     assert "Anna offers to resign" in str(offer["Subject"])
@@ -277,3 +283,23 @@ def test_an_accepted_resignation_in_a_match_ends_the_game_not_the_match(office, 
     assert table.status is MatchStatus.RUNNING and table.score.points == (0, 2) and table.record.game_number == 2
     assert "Ben wins a gammon (resignation): 2 points" in prose_of(anna.last)
     assert "match over" not in str(anna.last["Subject"])
+
+
+def test_a_money_invitation_names_the_game_and_its_options_plainly(office, anna, ben):
+    anna.write_confirmed("invite ben@example.org money stake 2 beaver jacoby")
+    assert "Anna invites you to backgammon by mail: a money game at 2 per point (beavers, Jacoby rule)." in prose_of(ben.last)
+    carol = Player(office, "carol@example.org", "Carol")
+    anna.write_confirmed("invite carol@example.org money stake 2 beaver jacoby lang de")
+    assert "Anna lädt Sie zu Backgammon per Mail ein: ein Geldspiel zu 2 je Punkt (Biber, Jacoby-Regel)." in prose_of(carol.last)
+    anna.write_confirmed("invite carol@example.org money jacoby")
+    assert "ein Geldspiel zu 1 je Punkt (Jacoby-Regel)." in prose_of(carol.last)
+
+
+def test_a_draw_in_a_match_replays_the_game_without_points_and_the_help_says_so(office, anna, ben):
+    """The seed's $remis ends a game drawn; in a match that game is played again, the score as it was."""
+    match_id = opening(office, anna, ben, "invite ben@example.org match 3")
+    acts(office, anna, "$remis")
+    acts(office, ben, "$remis")
+    table = office.table(match_id)
+    assert table.status is MatchStatus.RUNNING and table.score.points == (0, 0) and table.record.game_number == 2
+    assert "in a match the game is played again from the start" in prose_of(anna.reply("help")[0])

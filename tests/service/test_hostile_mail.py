@@ -58,6 +58,8 @@ def test_notes_lose_every_line_with_a_service_address_or_a_token():
 def test_a_stale_reply_is_known_by_its_references_alone(opened_game, damage):
     office, anna, ben = opened_game
     old_turn_mail = next(mail for mail in anna.inbox if "Your turn (3-1)" in str(mail["Subject"]))
+    ben.reply("roll")
+    ben.reply(ben.next_command(1) or "")  # Anna's turn again: a newer mail than her 3-1 mail
     stale = compose_reply(anna.sender, old_turn_mail, "8/5 6/5")
     del stale["In-Reply-To"]
     if damage == "damaged":

@@ -21,7 +21,7 @@ def notes_in(mail, name: str) -> list[str]:
 def test_only_the_new_text_of_a_reply_is_applied(accepted_game, client):
     office, anna, ben = accepted_game
     turn_mail = anna.last
-    assert "for example:" in text_of(turn_mail) and "Position ID:" in text_of(turn_mail)
+    assert "Write it like this" in text_of(turn_mail) and "Position ID:" in text_of(turn_mail)
     ben_before = ben.last
     reply = CLIENTS[client](anna.sender, turn_mail, "8/5 6/5\nGood luck, Ben!")
     sent = anna.post(reply)

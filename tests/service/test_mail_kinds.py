@@ -132,6 +132,11 @@ def test_invitation_links_answer_in_one_click(mails) -> None:
     words = ("accept", "decline") if language == "en" else ("annehmen", "ablehnen")
     assert links == [*(f"mailto:backgammon+{token_of(mail)}@localhost?subject={word}" for word in words),
                      f"{WEB}/g/{token_of(mail)}"]
+    # In the text part both links stand on lines of their own, one under the other.
+    rows = [line for line in text_of(mail).splitlines() if "mailto:" in line]
+    assert [row.split()[-1] for row in rows] == [f"mailto:backgammon+{token_of(mail)}@localhost?subject={word}"
+                                                 for word in words]
+    assert len({row.index("mailto:") for row in rows}) == 1, rows
 
 
 def test_every_game_mail_links_to_its_board_on_the_web(mails) -> None:

@@ -182,7 +182,8 @@ def test_move_mails_of_other_games_are_answered_while_a_review_is_computed(confi
                 player = (carl, dan)[seat]
                 sent = player.reply(player.next_command(seat, player.last_of(table.token(seat))),
                                     to=player.last_of(table.token(seat)))
-                assert {recipient(mail) for mail in sent} == {carl.address, dan.address}
+                acting = (carl, dan)[office.table(match_id).game.to_act]
+                assert acting.address in {recipient(mail) for mail in sent} <= {carl.address, dan.address}
                 moves_answered += 1
             (job,) = _jobs(office)
             assert job.claimed_at is not None and job.done_at is None  # still computing meanwhile

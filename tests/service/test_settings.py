@@ -1,4 +1,5 @@
-"""Fewer round trips (issue 13, item 5): ``autoroll on|off`` and ``copies on|off`` per player."""
+"""Fewer round trips (issue 13, item 5): ``autoroll on|off`` and ``copies on|off`` per player
+(``automove`` and ``greedy``: test_fewer_mails)."""
 
 from __future__ import annotations
 
@@ -35,19 +36,25 @@ def test_autoroll_rolls_at_once_instead_of_asking_roll_or_double(opened_game):
     assert "reply  roll  or  double" in text_of(ben.last)
 
 
-def test_copies_off_leaves_out_the_mail_that_only_repeats_ones_own_move(opened_game):
+def test_copies_on_and_off_switch_the_copy_of_ones_own_move(opened_game):
+    """Off by default (issue 20): ``copies on`` brings the copy back, ``copies off`` leaves it out."""
     office, anna, ben = opened_game
     ben.reply("roll")
-    anna.reply("copies off", to=anna.last)
-    assert "you get no mail that only repeats your own accepted move" in prose_of(anna.last)
+    anna.reply("copies on", to=anna.last)
+    assert "you get a mail after every move of yours" in prose_of(anna.last)
+    ben.reply(ben.next_command(1) or "")
+    anna.reply("roll")
+    sent = anna.reply(anna.next_command(0) or "")
+    assert sorted(mail["To"].addresses[0].addr_spec for mail in sent) == ["anna@example.org", "ben@example.org"]
+    anna.reply("copies off")
+    assert "you get a mail only when you must act" in prose_of(anna.last)
+    ben.reply("roll")
     ben.reply(ben.next_command(1) or "")
     anna.reply("roll")
     before = len(anna.inbox)
     sent = anna.reply(anna.next_command(0) or "")
     assert [mail["To"].addresses[0].addr_spec for mail in sent] == ["ben@example.org"]
     assert len(anna.inbox) == before
-    anna.reply("copies on")
-    assert "you get a copy of every move" in prose_of(anna.last)
 
 
 def test_a_wrong_move_is_answered_even_with_copies_off(opened_game):
@@ -60,8 +67,9 @@ def test_a_wrong_move_is_answered_even_with_copies_off(opened_game):
 
 def test_the_settings_need_proof_and_are_named_in_the_help_and_the_first_mail(accepted_game):
     office, anna, ben = accepted_game
-    assert "autoroll on" in prose_of(anna.last) and "copies off" in prose_of(anna.last)
+    assert "autoroll on" in prose_of(anna.last) and "automove off" in prose_of(anna.last)
     (question,) = ben.write("autoroll on")
     assert "Please confirm" in text_of(question)
     (help_mail,) = ben.write("help")
-    assert "autoroll on / off" in text_of(help_mail) and "copies off / on" in text_of(help_mail)
+    assert "autoroll on / off" in text_of(help_mail) and "copies on / off" in text_of(help_mail)
+    assert "automove off / on" in text_of(help_mail) and "greedy on / off" in text_of(help_mail)

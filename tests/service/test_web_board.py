@@ -10,7 +10,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from post_office import LoadedDice, Player, PostOffice, invite_and_accept, prose_of, token_of
+from post_office import LoadedDice, Player, PostOffice, invite_and_accept, prose_of, text_of, token_of
 from starlette.testclient import TestClient
 
 from pbem.config import WebConfig
@@ -140,7 +140,7 @@ def test_an_illegal_move_is_refused_with_the_reason_and_changes_nothing(game) ->
     assert "24/18 is a move of 6" in " ".join(answer.text.split())
     not_a_move = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "hello"})
     assert not_a_move.status_code == 422 and "That is not a move" in not_a_move.text
-    example = re.search(r"for example: (\S+ \S+)", prose_of(anna.last)).group(1)
+    example = re.search(r"not a suggestion\):\n  (.+)\n", text_of(anna.last)).group(1)
     assert f"for example {example}, or drag" in not_a_move.text, "the mail's example, in her numbering"
     for action in ("", "fly", "__class__"):
         unknown = client.post(f"/g/{token}", data={**form_of(page, "move"), "action": action})
@@ -159,7 +159,7 @@ def test_the_example_follows_the_numbering_of_the_player(game) -> None:
     token = office.table().token(1)
     page = client.get(f"/g/{token}").text
     example = re.search(r'placeholder="([^"]+)"', page).group(1)
-    assert f"for example: {example} " in prose_of(ben.last)
+    assert f"not a suggestion):\n  {example}\n" in text_of(ben.last)
     origin, target = (int(point) for point in re.match(r"(\d+)/(\d+)", example).groups())
     assert origin < target, f"Black moves upwards in the fixed numbering: {example}"
     answer = client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "hello"})
@@ -323,7 +323,7 @@ def test_the_page_before_and_after_the_game(config) -> None:
     client = client_of(office)
     invited = client.get(f"/g/{token_of(ben.last)}")
     assert invited.status_code == 200 and "Invitation from Anna" in invited.text
-    assert "Anna invites you to play a single game of backgammon by mail." in invited.text, "the terms"
+    assert "Anna invites you to backgammon by mail: a single game." in invited.text, "the terms"
     assert "reply <b>accept</b> or <b>decline</b> to the invitation mail" in invited.text
     assert {form_of(invited.text, "join")["action"], form_of(invited.text, "decline")["action"]} == {"join", "decline"}
     sent_to_anna = client.get(f"/g/{office.table().token(0)}").text
