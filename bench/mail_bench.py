@@ -354,6 +354,7 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
     """In each round, the player to act in every game mails their move at once (see the docstring);
     with `cpu`, the CPU time spent from each round's start to its end is counted too."""
     played = Rounds()
+    players_of = {player.address: players for _, players in pairs for player in players}
     for _ in range(rounds):
         before = cpu.read() if cpu is not None else {}
         batch = [mail for match_id, players in pairs if (mail := next_move(office, match_id, players)) is not None]
@@ -367,7 +368,8 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
             office.delivered_at[str(batch[index][1]["Message-ID"])] = time.monotonic()
 
         office.dovecot.deliver_all(SERVICE[0], moves, delivered=delivering)
-        settle(office, {str(message["Message-ID"]) for _, message in batch}, answered)
+        settle(office, {str(message["Message-ID"]): _opponent(players_of[player.address], player).address
+                        for player, message in batch}, answered)
         if cpu is not None:
             for kind, seconds in CpuMeter.spent(before, cpu.read()).items():
                 played.cpu[kind] = played.cpu.get(kind, 0.0) + seconds
@@ -379,17 +381,29 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
     return played
 
 
-def settle(office: LivePostOffice, moves: set[str], answered: int, timeout: float = 60.0) -> None:
-    """Wait until every one of `moves` (Message-IDs) was answered, told by the SMTP server as each
-    answer arrives; then, looking seldom, until the mailbox is empty and every answer owed was
-    sent. The players add no work of their own to the daemon's while the round runs."""
+def _opponent(players: tuple[Player, Player], player: Player) -> Player:
+    return players[1] if players[0] is player else players[0]
+
+
+def settle(office: LivePostOffice, moves: dict[str, str], answered: int, timeout: float = 60.0) -> None:
+    """Wait until every one of `moves` (Message-ID → the mover's opponent) was answered, told by
+    the SMTP server as each answer arrives: a reply to the move (a roll's dice, an error), or the
+    opponent's mail that tells it (the mover gets no copy of a move); then, looking seldom, until
+    the mailbox is empty and every answer owed was sent. The players add no work of their own to
+    the daemon's while the round runs."""
     deadline = time.monotonic() + timeout
-    unanswered = set(moves)
+    unanswered = dict(moves)
 
     def all_answered(received: list[Received]) -> bool:
         nonlocal answered
         for mail in received[answered:]:
-            unanswered.discard(str(BytesHeaderParser(policy=SMTP_POLICY).parsebytes(mail.raw)["In-Reply-To"]))
+            headers = BytesHeaderParser(policy=SMTP_POLICY).parsebytes(mail.raw)
+            unanswered.pop(str(headers["In-Reply-To"]), None)
+            told = str(headers["To"]).lower()
+            for move, opponent in list(unanswered.items()):
+                if opponent.lower() in told:
+                    del unanswered[move]
+                    break
         answered = len(received)
         return not unanswered
 
