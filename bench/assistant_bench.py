@@ -1,7 +1,7 @@
 """The Assistant's strength and answer time, judged by GNU Backgammon (not by bgsage).
 
     python bench/assistant_bench.py [--plies 1 2] [--games 12] [--length 5] [--seed 1] [--judge 2]
-                                    [--money] [--keep DIR]
+                                    [--money] [--keep DIR] [--small]
 
 For each strength in ``--plies``, the Assistant plays seeded matches to ``--length`` points
 against itself (``--money``: a money session with beavers and the Jacoby rule) until
@@ -117,7 +117,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--judge", type=int, default=2, help="gnubg's analysis plies")
     parser.add_argument("--keep", help="a folder to keep the .mat files in")
+    parser.add_argument("--small", action="store_true",
+                        help="a quick run that only shows the bench works (CI): one 1-point game at 1 ply, judged at 0 ply")
     args = parser.parse_args()
+    if args.small:
+        args.plies, args.games, args.length, args.judge = [1], 1, 1, 0
     what = "money session (beaver, Jacoby)" if args.money else f"{args.length}-point matches"
     print(f"Assistant against itself: {args.games} games per strength, {what}, seed {args.seed}; "
           f"judged by gnubg analyse match at {args.judge}-ply")

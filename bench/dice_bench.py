@@ -1,6 +1,6 @@
 """Are the service's dice uniform?  A chi-square test over 10^6 rolls, and the cost of a roll.
 
-    python bench/dice_bench.py [--rolls 1000000] [--per-game 100]
+    python bench/dice_bench.py [--rolls 1000000] [--per-game 100] [--small]
 
 The rolls are made as the service makes them: fresh 32-byte seeds from ``secrets``
 (``pbem.service.dice.new_seed``), ``--per-game`` rolls from each (``pbem.rules.dice.roll``).
@@ -72,7 +72,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rolls", type=int, default=1_000_000)
     parser.add_argument("--per-game", type=int, default=100)
+    parser.add_argument("--small", action="store_true", help="a quick run that only shows the bench works (CI)")
     args = parser.parse_args()
+    if args.small:
+        args.rolls = 20_000
     print(f"p-values checked against {check_the_formula()}")
 
     started = time.perf_counter()

@@ -1,6 +1,6 @@
 """The worst time and memory the service spends on one hostile mail.
 
-    python bench/hostile_bench.py [--max-bytes 2000000] [--repeat 3]
+    python bench/hostile_bench.py [--max-bytes 2000000] [--repeat 3] [--small]
 
 The corpus is the tests' own (tests/hostile_corpus.py): each mail as large as ``max_mail_bytes``
 allows.  Each goes through the real pipeline (`MailPipeline._apply`: record, read, apply in one
@@ -26,6 +26,7 @@ from hostile_corpus import hostile_mails  # noqa: E402
 
 from pbem.config import load_config  # noqa: E402
 from pbem.daemon.pipeline import MailPipeline  # noqa: E402
+from pbem.mail.reading import message_id_of  # noqa: E402
 from pbem.mail.sinks import MaildirSink  # noqa: E402
 from pbem.mail.sources import MaildirSource  # noqa: E402
 from pbem.service import handle_mail  # noqa: E402
@@ -39,7 +40,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-bytes", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--small", action="store_true",
+                        help="a quick run that only shows the bench works (CI): 20 KB mails, once each")
     args = parser.parse_args()
+    if args.small:
+        args.max_bytes, args.repeat = 20_000, 1
     with tempfile.TemporaryDirectory() as directory:
         config_path = Path(directory) / "pbem.toml"
         config_path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{directory}/data"\n'
@@ -56,12 +61,12 @@ def main() -> None:
                 fresh = raw.replace(b"Message-ID: <corpus", f"Message-ID: <{number}.{attempt}".encode(), 1)
                 if attempt == args.repeat:
                     tracemalloc.start()
-                    pipeline._apply(fresh)
+                    pipeline._apply(fresh, message_id_of(fresh))
                     peak = tracemalloc.get_traced_memory()[1]
                     tracemalloc.stop()
                 else:
                     started = time.perf_counter()
-                    result = pipeline._apply(fresh)
+                    result = pipeline._apply(fresh, message_id_of(fresh))
                     seconds.append(time.perf_counter() - started)
             rows.append((name, len(raw), min(seconds), peak, result.outcome.value))
         engine.dispose()

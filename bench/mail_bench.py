@@ -2,6 +2,7 @@
 
     python bench/mail_bench.py [--games 10] [--rounds 4] [--latency-moves 20] [--seed 1]
                                [--reviews 10] [--reviews-in-thread] [--database postgresql]
+                               [--small]
 
 Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
 (tests/mail_server/mail_servers.py), started privately on loopback ports.
@@ -181,7 +182,12 @@ def main() -> None:
                         help="compute the reviews in a thread of the daemon's process, not in its worker process")
     parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite",
                         help="postgresql: one, then two `pbem serve` processes on a private PostgreSQL server")
+    parser.add_argument("--small", action="store_true",
+                        help="a quick run that only shows the bench works (CI): 2 games, 1 round, 2 moves timed, "
+                        "no reviews")
     args = parser.parse_args()
+    if args.small:
+        args.games, args.rounds, args.latency_moves, args.reviews = 2, 1, 2, 0
     if args.database == "postgresql":
         several_daemons(args.games, args.rounds)
     else:
@@ -348,6 +354,7 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
     """In each round, the player to act in every game mails their move at once (see the docstring);
     with `cpu`, the CPU time spent from each round's start to its end is counted too."""
     played = Rounds()
+    players_of = {player.address: players for _, players in pairs for player in players}
     for _ in range(rounds):
         before = cpu.read() if cpu is not None else {}
         batch = [mail for match_id, players in pairs if (mail := next_move(office, match_id, players)) is not None]
@@ -361,7 +368,8 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
             office.delivered_at[str(batch[index][1]["Message-ID"])] = time.monotonic()
 
         office.dovecot.deliver_all(SERVICE[0], moves, delivered=delivering)
-        settle(office, {str(message["Message-ID"]) for _, message in batch}, answered)
+        settle(office, {str(message["Message-ID"]): _opponent(players_of[player.address], player).address
+                        for player, message in batch}, answered)
         if cpu is not None:
             for kind, seconds in CpuMeter.spent(before, cpu.read()).items():
                 played.cpu[kind] = played.cpu.get(kind, 0.0) + seconds
@@ -373,17 +381,29 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
     return played
 
 
-def settle(office: LivePostOffice, moves: set[str], answered: int, timeout: float = 60.0) -> None:
-    """Wait until every one of `moves` (Message-IDs) was answered, told by the SMTP server as each
-    answer arrives; then, looking seldom, until the mailbox is empty and every answer owed was
-    sent. The players add no work of their own to the daemon's while the round runs."""
+def _opponent(players: tuple[Player, Player], player: Player) -> Player:
+    return players[1] if players[0] is player else players[0]
+
+
+def settle(office: LivePostOffice, moves: dict[str, str], answered: int, timeout: float = 60.0) -> None:
+    """Wait until every one of `moves` (Message-ID → the mover's opponent) was answered, told by
+    the SMTP server as each answer arrives: a reply to the move (a roll's dice, an error), or the
+    opponent's mail that tells it (the mover gets no copy of a move); then, looking seldom, until
+    the mailbox is empty and every answer owed was sent. The players add no work of their own to
+    the daemon's while the round runs."""
     deadline = time.monotonic() + timeout
-    unanswered = set(moves)
+    unanswered = dict(moves)
 
     def all_answered(received: list[Received]) -> bool:
         nonlocal answered
         for mail in received[answered:]:
-            unanswered.discard(str(BytesHeaderParser(policy=SMTP_POLICY).parsebytes(mail.raw)["In-Reply-To"]))
+            headers = BytesHeaderParser(policy=SMTP_POLICY).parsebytes(mail.raw)
+            unanswered.pop(str(headers["In-Reply-To"]), None)
+            told = str(headers["To"]).lower()
+            for move, opponent in list(unanswered.items()):
+                if opponent.lower() in told:
+                    del unanswered[move]
+                    break
         answered = len(received)
         return not unanswered
 

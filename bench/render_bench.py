@@ -1,6 +1,6 @@
 """How long one complete game mail takes to render: text, HTML and the board PNG, then MIME.
 
-    python bench/render_bench.py [--mails 200]
+    python bench/render_bench.py [--mails 200] [--small]
 
 Prints figures only.  The aim is under 20 ms per mail on one core.  The position is a
 mid-game one with a hit, a tall stack, a last move to mark and an owned cube, from each side
@@ -46,6 +46,7 @@ def one_mail(view: BoardView, language: str) -> int:
         "service": type("Service", (), {"name": "Backgammon by Mail"}), "subject": "[Backgammon] Anna – Ben",
         "board_cid": image.content_id, "board_alt": board_alt(view, language),
         "numbering": view.numbering.value, "colour": view.colour.value, "clock": None,
+        "web_link": None, "prize": None, "at_stake": None,
     }
     text = render("game.txt", language, **context, rules=None, seat=0, status="running", score=[0, 0],
                   game_number=1, winner=None, crawford=False, cube=2)
@@ -59,7 +60,9 @@ def one_mail(view: BoardView, language: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mails", type=int, default=200)
-    mails = parser.parse_args().mails
+    parser.add_argument("--small", action="store_true", help="a quick run that only shows the bench works (CI)")
+    arguments = parser.parse_args()
+    mails = 4 if arguments.small else arguments.mails
     views = [
         BoardView(position=AFTER, numbering=numbering, colour=colour, viewer_name="Anna", opponent_name="Ben",
                   turn=Who.VIEWER, dice=(3, 1), cube_value=2, cube_owner=Who.OPPONENT,

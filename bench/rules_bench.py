@@ -3,7 +3,7 @@
 The corpus is fixed: random legal games from the standard start with a seeded generator, so
 it holds opening, middle-game, bar and bear-off positions and about one double in six.
 
-    python bench/rules_bench.py [--positions 2000] [--seed 2] [--repeat 3]
+    python bench/rules_bench.py [--positions 2000] [--seed 2] [--repeat 3] [--small]
 """
 
 from __future__ import annotations
@@ -60,7 +60,10 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--small", action="store_true", help="a quick run that only shows the bench works (CI)")
     arguments = parser.parse_args()
+    if arguments.small:
+        arguments.positions, arguments.repeat = 100, 1
     pairs = corpus(arguments.positions, arguments.seed)
     rate = positions_per_second(pairs, arguments.repeat)
     print(f"{len(pairs)} positions: {rate:,.0f} positions/s for legal_plays (one core, pure Python)")

@@ -2,7 +2,7 @@
 
     python bench/scale_bench.py [--finished 100000] [--running 10000] [--samples 15]
                                 [--postgresql | --database-url URL --empty-database-url URL]
-                                [--workdir DIR]
+                                [--workdir DIR] [--small]
 
 Prints figures only.  The goals (issue 12): a move mail, the ``games`` and ``ratings`` mails and
 the clock job take at most 1.2× their time on an empty database; ``pbem games`` answers within
@@ -451,7 +451,12 @@ def main() -> None:
     parser.add_argument("--postgresql", action="store_true",
                         help="both on a private PostgreSQL server, as the tests start it")
     parser.add_argument("--workdir", type=Path, help="keep the work (and on SQLite the big database) here")
+    parser.add_argument("--small", action="store_true",
+                        help="a quick run that only shows the bench works (CI): 200 finished and 20 running games, "
+                        "2 samples")
     args = parser.parse_args()
+    if args.small:
+        args.finished, args.running, args.samples = 200, 20, 2
     if bool(args.database_url) != bool(args.empty_database_url) or (args.database_url and args.postgresql):
         parser.error("--database-url and --empty-database-url go together, and not with --postgresql")
 

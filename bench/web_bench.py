@@ -1,6 +1,6 @@
 """How long the web board's server takes per page and per move, next to the same moves by mail.
 
-    python bench/web_bench.py [--games 6] [--turns 30] [--seed 1] [--database postgresql]
+    python bench/web_bench.py [--games 6] [--turns 30] [--seed 1] [--small]
 
 `--games` games are started by mail (tests/service/post_office.py: the real pipeline on local
 Maildirs, the real handler) with the web board configured.  Then, turn by turn, the player to
@@ -143,7 +143,10 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=6)
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--small", action="store_true", help="a quick run that only shows the bench works (CI)")
     arguments = parser.parse_args()
+    if arguments.small:
+        arguments.games, arguments.turns = 1, 4
     with tempfile.TemporaryDirectory() as folder:
         for name in ("web", "mail"):
             (Path(folder) / name).mkdir()

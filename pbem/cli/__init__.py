@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from pbem.cli.loading import EXIT_USAGE, UsageError
@@ -51,6 +52,7 @@ def _runs(module: str, function: str) -> Callable[[argparse.Namespace], int]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pbem", description="Play-by-email backgammon.")
+    parser.add_argument("--version", action="version", version=f"pbem {_version()}")
     config = argparse.ArgumentParser(add_help=False)
     config.add_argument("--config", type=Path, help="TOML config file (default: the embedded default)")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
@@ -60,7 +62,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.set_defaults(run=_runs(module, function), command=name)
         return sub
 
-    command("serve", "serve", "serve", "run the mail daemon until SIGTERM/SIGINT")
+    serve = command("serve", "serve", "serve", "run the mail daemon until SIGTERM/SIGINT")
+    serve.add_argument("--verbose", action="store_true",
+                       help="log the libraries' INFO lines too (Alembic, the scheduler, IMAP, the web server)")
     send = command("send", "local", "send", "drop a mail into the local inbox, as a mail client would")
     send.add_argument("--from", dest="sender", required=True, metavar="ADDRESS", help="the player's address")
     send.add_argument("--subject", help="the subject (for a reply: instead of 'Re: …')")
@@ -74,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     outbox.add_argument("--last-file", action="store_true",
                         help="print only the file of the latest mail (for --reply-to)")
     command("check", "check", "check",
-            "try the [imap] and [smtp] settings: connect, TLS, log in, open the mailbox; send nothing")
+            "try the [imap] and [smtp] settings (connect, TLS, log in, open the mailbox; send nothing) "
+            "and open the database (its schema revision)")
     requeue = command("requeue", "requeue", "requeue", "put shunted mails (see pbem status) back into the inbox")
     which = requeue.add_mutually_exclusive_group(required=True)
     which.add_argument("message_id", nargs="?", metavar="MESSAGE-ID", help="the shunted mail's Message-ID")
@@ -142,4 +147,35 @@ def _parser() -> argparse.ArgumentParser:
         "legal", help="list the legal resulting positions for Position IDs and rolls read on stdin",
         description=RULES_LEGAL_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     legal.set_defaults(run=lambda args: rules_legal(sys.stdin, sys.stdout, sys.stderr), command="rules legal")
+    _describe(parser)
     return parser
+
+
+def _version() -> str:
+    """The installed package's version (pyproject.toml's)."""
+    try:
+        return version("pbem")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
+
+
+def subcommand_parsers(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every subcommand's parser below ``parser``, named as typed (``"db status"``), depth first."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield name, sub
+                for deeper, subsub in subcommand_parsers(sub):
+                    yield f"{name} {deeper}", subsub
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Give every subcommand's ``--help`` page a description: its line in the list of commands,
+    as a sentence, unless it has a longer one of its own."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for listed in action._choices_actions:
+                sub = action.choices[listed.dest]
+                if sub.description is None and listed.help:
+                    sub.description = listed.help[0].upper() + listed.help[1:] + "."
+                _describe(sub)

@@ -57,7 +57,7 @@ def grant(args: argparse.Namespace) -> int:
     value = _amount(args.amount)
     reason = _reason(args.reason)
     config = config_of(args.config, mail_secrets=False)
-    engine = database_of(config)
+    engine = database_of(config, create=False)
     try:
         with session_scope(engine) as session:
             player = _player(session, args.address)
@@ -76,7 +76,7 @@ def grant(args: argparse.Namespace) -> int:
 def show(args: argparse.Namespace) -> int:
     """``ADDRESS BALANCE``, one line."""
     config = config_of(args.config, mail_secrets=False)
-    engine = database_of(config)
+    engine = database_of(config, create=False)
     try:
         with Session(engine) as session:
             player = _player(session, args.address)
@@ -89,7 +89,7 @@ def show(args: argparse.Namespace) -> int:
 def check(args: argparse.Namespace) -> int:
     """0 when the ledger is sound; else each problem on a line of its own, and 1."""
     config = config_of(args.config, mail_secrets=False)
-    engine = database_of(config)
+    engine = database_of(config, create=False)
     try:
         with Session(engine) as session:
             problems = check_ledger(session)

@@ -7,7 +7,8 @@ import sys
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from pbem.cli.loading import UsageError, config_of, engine_of, unusable_database
+from pbem.cli.loading import UsageError, config_of, engine_of, missing_database, unusable_database
+from pbem.config import Config
 from pbem.store.db import SchemaError, head_revision, known_revisions, schema_revision, upgrade_schema
 
 EXIT_OUT_OF_DATE = 1
@@ -15,7 +16,20 @@ EXIT_OUT_OF_DATE = 1
 
 def status(args: argparse.Namespace) -> int:
     """Print the revision of the database and of this program; 1 when ``pbem db upgrade`` is due."""
-    config = config_of(args.config, mail_secrets=False)
+    lines, current = schema_report(config_of(args.config, mail_secrets=False))
+    for line in lines:
+        print(line)
+    return 0 if current else EXIT_OUT_OF_DATE
+
+
+def schema_report(config: Config) -> tuple[list[str], bool]:
+    """What ``pbem db status`` and ``pbem check`` say about the database's schema revision, and
+    whether it is one this program can serve (a database not yet created is); an unreachable
+    database ends the command (``UsageError``).  A missing SQLite file is not created."""
+    head = head_revision()
+    missing = missing_database(config)
+    if missing is not None:  # said without creating it: the data directory may be mistyped
+        return [f"no database at {missing}: it will be created at revision {head}"], True
     engine = engine_of(config)
     try:
         with engine.connect() as connection:
@@ -24,18 +38,14 @@ def status(args: argparse.Namespace) -> int:
         raise UsageError(unusable_database(config, exc)) from None
     finally:
         engine.dispose()
-    head = head_revision()
     if current is None:
-        print(f"new database: it will be created at revision {head}")
-        return 0
-    print(f"database at revision {current}; this program: {head}")
+        return [f"new database: it will be created at revision {head}"], True
+    lines = [f"database at revision {current}; this program: {head}"]
     if current not in known_revisions():
-        print("the database is newer than this program: upgrade pbem")
-        return EXIT_OUT_OF_DATE
+        return lines + ["the database is newer than this program: upgrade pbem"], False
     if current != head:
-        print("run `pbem db upgrade` (back up the database first)")
-        return EXIT_OUT_OF_DATE
-    return 0
+        return lines + ["run `pbem db upgrade` (back up the database first)"], False
+    return lines, True
 
 
 def upgrade(args: argparse.Namespace) -> int:

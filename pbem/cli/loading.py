@@ -27,8 +27,23 @@ def config_of(path: Path | None, mail_secrets: bool = True) -> Config:
         raise UsageError(str(exc)) from None
 
 
-def engine_of(config: Config) -> Engine:
-    """An engine for the configured database, or why there is none (a driver not installed)."""
+SUPPORTED_DATABASES = ("sqlite", "postgresql")
+"""The backends of ``[database] url`` (SQLAlchemy's names, as the URL's scheme begins)."""
+
+
+def engine_of(config: Config, create: bool = True) -> Engine:
+    """An engine for the configured database, or why there is none (a backend pbem does not
+    support, a driver not installed, or, with ``create=False``, an SQLite file that does not exist:
+    a read-only command with a mistyped data directory must not leave an empty database there)."""
+    url = make_url(config.database.url)
+    backend = url.get_backend_name()
+    if backend not in SUPPORTED_DATABASES:
+        raise UsageError(f"{config.source}: [database] url: {backend} is not supported; use "
+                         "sqlite:///PATH or postgresql://USER@HOST/NAME")
+    missing = missing_database(config)
+    if not create and missing is not None:
+        raise UsageError(f"no database at {missing} (is the data directory mistyped?); "
+                         "pbem serve or pbem db upgrade creates it")
     try:
         return make_engine(config.database.url)
     except ModuleNotFoundError as exc:
@@ -36,9 +51,20 @@ def engine_of(config: Config) -> Engine:
                          "pip install 'pbem[postgres]'") from None
 
 
-def database_of(config: Config) -> Engine:
-    """The configured database with its schema in place."""
-    engine = engine_of(config)
+def missing_database(config: Config) -> Path | None:
+    """The configured SQLite file when it does not exist (yet); None for one that does, and for
+    PostgreSQL (whose server says whether the database exists)."""
+    url = make_url(config.database.url)
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    path = Path(url.database)
+    return None if path.is_file() else path
+
+
+def database_of(config: Config, create: bool = True) -> Engine:
+    """The configured database with its schema in place; ``create=False`` for the commands that
+    only read it, which end with one line when it does not exist."""
+    engine = engine_of(config, create)
     try:
         create_schema(engine)
     except SchemaError as exc:

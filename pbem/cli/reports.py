@@ -35,7 +35,7 @@ def more_command(wanted: GamesWanted, before: int) -> str:
 def report(args: argparse.Namespace) -> int:
     """0; 1 for an unknown game (export) or a mail that needs the operator (status)."""
     config = config_of(args.config, mail_secrets=False)
-    engine = database_of(config)
+    engine = database_of(config, create=False)
     out = sys.stdout
     try:
         with Session(engine) as session:

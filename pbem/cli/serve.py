@@ -18,7 +18,7 @@ from pbem.store.db import SchemaError
 
 
 def serve(args: argparse.Namespace) -> int:
-    configure_logging()
+    configure_logging(verbose=args.verbose)
     config = config_of(args.config)
     database_of(config).dispose()  # a database that cannot be used ends the start with one line
     try:

@@ -68,7 +68,7 @@ def _from_database(evidence: Evidence, args: argparse.Namespace) -> None:
 
     from pbem.service.reports import match_file, revealed_seeds
 
-    engine = database_of(config_of(args.config, mail_secrets=False))
+    engine = database_of(config_of(args.config, mail_secrets=False), create=False)
     try:
         with Session(engine) as session:
             text = match_file(session, args.match)

@@ -234,12 +234,15 @@ class WithoutTokens(logging.Formatter):
         return formatted
 
 
-def configure_logging() -> None:
+def configure_logging(verbose: bool = False) -> None:
     """One line per event on standard error, as `pbem serve` logs (for journald or a terminal),
-    without game tokens."""
+    without game tokens; the chatty libraries' INFO lines (Alembic's ten at every start, the
+    scheduler's, every IMAP response) only when ``verbose``."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
     for handler in logging.getLogger().handlers:
         handler.setFormatter(WithoutTokens(LOG_FORMAT))
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)
-    logging.getLogger("aioimaplib").setLevel(logging.WARNING)  # it logs every untagged response at INFO
-    logging.getLogger("uvicorn.error").setLevel(logging.WARNING)  # "Started server process", "Waiting for …"
+    quiet = logging.INFO if verbose else logging.WARNING
+    logging.getLogger("alembic").setLevel(quiet)  # "Context impl SQLiteImpl.", "Will assume …", "Running stamp …"
+    logging.getLogger("apscheduler").setLevel(quiet)
+    logging.getLogger("aioimaplib").setLevel(quiet)  # it logs every untagged response at INFO
+    logging.getLogger("uvicorn.error").setLevel(quiet)  # "Started server process", "Waiting for …"
