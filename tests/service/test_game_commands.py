@@ -314,3 +314,18 @@ def test_a_double_to_the_cap_offers_no_beaver(office, anna, ben):
     assert "Ben doubles to 64. Reply  take  or  drop" in text_of(anna.last)
     assert "beaver" not in text_of(anna.last)
     refused(office, anna, "beaver", "The cube cannot go higher than 64")
+
+
+def test_german_mails_call_the_cube_doppler_never_wuerfel(office, anna, ben):
+    """"Würfel" are the dice: a German mail after a take or a beaver says where the cube
+    (Doppler) stands, as the board's line "Doppler: 4" does."""
+    office.dice.load((3, 1))
+    anna.write_confirmed("einladen ben@example.org geld biber", yes="ja")
+    ben.reply("annehmen")
+    acts(office, anna, "8/5 6/5")
+    acts(office, ben, "doppeln")
+    acts(office, anna, "biber")
+    assert "Anna hat gebibert: der Doppler steht auf 4." in prose_of(ben.last), prose_of(ben.last)
+    office.dice.load((2, 1))
+    acts(office, ben, "annehmen")
+    assert "Ben hat angenommen; der Doppler steht auf 4." in prose_of(anna.last), prose_of(anna.last)
