@@ -25,6 +25,7 @@ from pbem.render.views import EventKind, GameView, Notice
 from pbem.render.text_board import BoardView, LastMove, Who
 from pbem.render.text_board import Score as BoardScore
 from pbem.render.text_board import render_text_board
+from pbem.rules import cube as cube_rules
 from pbem.rules import game as game_rules
 from pbem.rules import prizes, scoring
 from pbem.rules.gnubg_ids import match_id, position_id
@@ -465,7 +466,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         cube=game.cube,
         offered=game.cube * 2,
         beavered=game.beavered,
-        beaver_allowed=rules.beaver and not game.beavered,
+        beaver_allowed=not game.beavered and cube_rules.beaver_refusal(rules, game.cube * 2) is None,
         crawford=game.crawford,
         ids={"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))},
         board=render_text_board(board_view, language),

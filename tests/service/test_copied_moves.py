@@ -97,6 +97,7 @@ def test_the_copied_example_is_played_with_every_signature_and_quote(game, shape
     assert found, text_of(turn_mail)
     example = found.group(1)
     assert len(example) + 2 <= 78 and "\n" not in example
+    assert f"\n  {example}\n\n" in text_of(turn_mail), text_of(turn_mail)  # a paragraph of its own
     before = stored_game(office, match_id)
     tried = 0
     for signature in SIGNATURES.values():

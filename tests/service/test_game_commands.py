@@ -6,7 +6,7 @@ import re
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
-from post_office import prose_of, Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, recipient, refused, text_of
+from post_office import prose_of, Player, PostOffice, acts, finished_games, identifiers, invite_and_accept, recipient, refused, set_game, text_of
 
 from pbem.rules.game import Phase
 from pbem.rules.gnubg_ids import match_id_state
@@ -303,3 +303,29 @@ def test_a_draw_in_a_match_replays_the_game_without_points_and_the_help_says_so(
     table = office.table(match_id)
     assert table.status is MatchStatus.RUNNING and table.score.points == (0, 0) and table.record.game_number == 2
     assert "in a match the game is played again from the start" in prose_of(anna.reply("help")[0])
+
+
+def test_a_double_to_the_cap_offers_no_beaver(office, anna, ben):
+    """A beaver of a double to 64 would put the cube at 128, over the cap: the prompt must not
+    offer one that is then refused ("The cube cannot go higher than 64")."""
+    match_id = opening(office, anna, ben, "invite ben@example.org money beaver")
+    set_game(office, match_id, cube=32, cube_owner=1)
+    acts(office, ben, "double", to=ben.last)
+    assert "Ben doubles to 64. Reply  take  or  drop" in text_of(anna.last)
+    assert "beaver" not in text_of(anna.last)
+    refused(office, anna, "beaver", "The cube cannot go higher than 64")
+
+
+def test_german_mails_call_the_cube_doppler_never_wuerfel(office, anna, ben):
+    """"Würfel" are the dice: a German mail after a take or a beaver says where the cube
+    (Doppler) stands, as the board's line "Doppler: 4" does."""
+    office.dice.load((3, 1))
+    anna.write_confirmed("einladen ben@example.org geld biber", yes="ja")
+    ben.reply("annehmen")
+    acts(office, anna, "8/5 6/5")
+    acts(office, ben, "doppeln")
+    acts(office, anna, "biber")
+    assert "Anna hat gebibert: der Doppler steht auf 4." in prose_of(ben.last), prose_of(ben.last)
+    office.dice.load((2, 1))
+    acts(office, ben, "annehmen")
+    assert "Ben hat angenommen; der Doppler steht auf 4." in prose_of(anna.last), prose_of(anna.last)

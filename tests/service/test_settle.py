@@ -109,7 +109,7 @@ def test_a_timeout_near_the_start_is_settled_by_the_equity_as_a_draw(office) -> 
     german = prose_of(anna.last)
     assert recipient(anna.last) == anna.address and "Die Zeit von Ben ist abgelaufen" in german
     comma = f"{value:+.3f}".replace(".", ",")
-    assert (f"(Ben ist am Zug): {comma} je Würfelstufe für Ben, mal Würfel 1, sind {comma} Punkte, "
+    assert (f"(Ben ist am Zug): {comma} je Würfelstufe für Ben, mal Doppler 1, sind {comma} Punkte, "
             f"gerundet auf ganze Punkte: remis.") in german
 
 
