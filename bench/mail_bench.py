@@ -416,16 +416,21 @@ def settle(office: LivePostOffice, moves: dict[str, str], answered: int, timeout
 
 
 def one_by_one(office: LivePostOffice, match_id: int, players: tuple[Player, Player], count: int) -> list[float]:
-    """Moves mailed one at a time: seconds from each delivery to its answer accepted by SMTP."""
+    """Moves mailed one at a time: seconds from each delivery to its first answer accepted by SMTP
+    (a reply to the move, or the opponent's mail that tells it: the mover gets no copy)."""
     latencies = []
     for _ in range(count):
         found = next_move(office, match_id, players)
         if found is None:
             break
         player, message = found
+        before = len(office.smtp.recorder.received)
         player.post(message)
-        answer = next(mail for mail in reversed(office.smtp.recorder.received)
-                      if f"In-Reply-To: {message['Message-ID']}".encode() in mail.raw)
+        told = f"<{_opponent(players, player).address}>".encode()
+        answer = next((mail for mail in office.smtp.recorder.received[before:]
+                       if f"In-Reply-To: {message['Message-ID']}".encode() in mail.raw or told in mail.raw), None)
+        if answer is None:
+            raise RuntimeError(f"no answer to {message['Message-ID']} was sent")
         latencies.append(answer.at - office.delivered_at[str(message["Message-ID"])])
     return latencies
 
