@@ -45,7 +45,7 @@ def one_mail(view: BoardView, language: str) -> int:
         "ids": {"position": "4HPwATDgc/ABMA", "match": "cAkAAAAAAAAA"}, "reply_to": "backgammon@example.org",
         "service": type("Service", (), {"name": "Backgammon by Mail"}), "subject": "[Backgammon] Anna – Ben",
         "board_cid": image.content_id, "board_alt": board_alt(view, language),
-        "numbering": view.numbering.value, "colour": view.colour.value, "clock": None,
+        "numbering": view.numbering.value, "colour": view.colour.value, "clock": None, "games_link": None,
         "web_link": None, "prize": None, "at_stake": None,
     }
     text = render("game.txt", language, **context, rules=None, seat=0, status="running", score=[0, 0],
