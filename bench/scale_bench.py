@@ -417,7 +417,7 @@ def daemon_memory(config: Config, result: Probe) -> tuple[dict[str, int], list[d
                         compose_mail(result.players[0].sender, config.service.address, "pbem", "games"),
                         compose_mail(result.players[0].sender, config.service.address, "pbem", "ratings")):
             deliver_to_maildir(config.inbox_dir, message)
-        while len(list(outbox.iterdir())) < before + 4:  # the move's two answers, the lists
+        while len(list(outbox.iterdir())) < before + 3:  # the opponent told of the move (no copy), the lists
             problem = ("ended" if daemon.poll() is not None else "shunted a mail" if shunted() > shunted_before
                        else "did not answer in 5 minutes" if time.perf_counter() - start > 300 else None)
             if problem:
