@@ -31,27 +31,13 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
             talk.session.add(sender)
             talk.say_template(Notice.NUMBERING_SET, table, numbering=kind.value)
         case commands.Autoroll(on=on):
-            sender.autoroll = on
-            talk.session.add(sender)
-            talk.say_template(Notice.AUTOROLL_SET, table, on=on)
-            if on and table is not None and table.game is not None and table.status is MatchStatus.RUNNING:
-                play.advance(talk, table)  # asked to roll or double right now: rolled at once
+            _switch(talk, table, "autoroll", on, Notice.AUTOROLL_SET, acts_now=True)
         case commands.Copies(on=on):
-            sender.copies = on
-            talk.session.add(sender)
-            talk.say_template(Notice.COPIES_SET, table, on=on)
+            _switch(talk, table, "copies", on, Notice.COPIES_SET)
         case commands.Automove(on=on):
-            sender.automove = on
-            talk.session.add(sender)
-            talk.say_template(Notice.AUTOMOVE_SET, table, on=on)
-            if on and table is not None and table.game is not None and table.status is MatchStatus.RUNNING:
-                play.advance(talk, table)  # a forced play waiting for them now: played at once
+            _switch(talk, table, "automove", on, Notice.AUTOMOVE_SET, acts_now=True)
         case commands.Greedy(on=on):
-            sender.greedy = on
-            talk.session.add(sender)
-            talk.say_template(Notice.GREEDY_SET, table, on=on)
-            if on and table is not None and table.game is not None and table.status is MatchStatus.RUNNING:
-                play.advance(talk, table)
+            _switch(talk, table, "greedy", on, Notice.GREEDY_SET, acts_now=True)
         case commands.Games():
             list_games(talk, table)
         case commands.Board():
@@ -78,6 +64,18 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
                 talk.say_template(Notice.ASSISTANT_UNAVAILABLE, table)
         case _:
             raise AssertionError(f"not an account command: {command!r}")
+
+
+def _switch(talk: Conversation, table: Table | None, setting: str, on: bool, notice: Notice,
+            acts_now: bool = False) -> None:
+    """One of the sender's on/off settings.  One that ``acts_now``, turned on in a running game,
+    acts at once: asked to roll or double right now, they roll (autoroll); a forced play waiting
+    for them is played (automove, greedy)."""
+    setattr(talk.sender, setting, on)
+    talk.session.add(talk.sender)
+    talk.say_template(notice, table, on=on)
+    if on and acts_now and table is not None and table.game is not None and table.status is MatchStatus.RUNNING:
+        play.advance(talk, table)
 
 
 def list_games(talk: Conversation, table: Table | None = None) -> None:

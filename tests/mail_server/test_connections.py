@@ -186,7 +186,9 @@ def pbem_check(config_path) -> subprocess.CompletedProcess:
 def test_check_says_ok_for_working_servers(data_dir, dovecot, smtp_server, database_table):
     result = pbem_check(write_config(data_dir, dovecot, smtp_server, database_table))
     assert result.returncode == 0, result.stdout + result.stderr
-    imap_line, smtp_line, web_line = result.stdout.splitlines()
+    imap_line, smtp_line, web_line = (next(line for line in result.stdout.splitlines() if line.startswith(prefix))
+                                      for prefix in ("IMAP", "SMTP", "Web board"))
+    assert any(line.startswith("database: ") for line in result.stdout.splitlines()), result.stdout
     assert web_line.startswith("Web board: off")
     assert imap_line.startswith(f"IMAP 127.0.0.1:{dovecot.port} (none): OK: logged in as {SERVICE[0]}")
     assert "IDLE offered" in imap_line and "pbem.done" in imap_line
@@ -206,7 +208,8 @@ def test_check_says_what_is_wrong(data_dir, dovecot, smtp_server, database_table
         imap = {"port": free_port()}
     result = pbem_check(write_config(data_dir, dovecot, smtp_server, database_table, imap=imap))
     assert result.returncode == 1
-    imap_line, smtp_line, _ = result.stdout.splitlines()
+    imap_line, smtp_line = (next(line for line in result.stdout.splitlines() if line.startswith(prefix))
+                            for prefix in ("IMAP", "SMTP"))
     assert imap_line.startswith("IMAP ") and says in imap_line, imap_line
     assert smtp_line.startswith("SMTP ") and ": OK: " in smtp_line
     assert WRONG not in result.stdout + result.stderr
