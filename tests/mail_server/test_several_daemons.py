@@ -102,8 +102,10 @@ def test_three_daemons_apply_each_mail_once_and_play_one_of_two_moves_for_a_turn
             assert game is not None and len(game.record) == before + 1, game.record
         answers = [mail for anna, ben in pairs for mail in (*anna.inbox, *ben.inbox)
                    if mail["In-Reply-To"] in {str(move["Message-ID"]) for _, move in moves}]
-        older = [mail for mail in answers if "You answered an older mail of this game" in text_of(mail)]
-        assert len(older) == PAIRS, [text_of(mail) for mail in answers]
+        # The move that lost the race answers the newest mail its player got (a move brings no
+        # copy), so it is not an older mail: it is refused as a move out of turn.
+        refused = [mail for mail in answers if "It is not your turn" in text_of(mail)]
+        assert len(refused) == PAIRS, [text_of(mail) for mail in answers]
     finally:
         logs = stop_daemons(daemons)
         print("\n\n".join(logs))  # shown when the test fails
