@@ -42,6 +42,10 @@ DURATION_PATTERN = r"(\d{1,5})([dthm])"
 _DURATION = re.compile(rf"\s*{DURATION_PATTERN}\s*", re.IGNORECASE)
 _DURATION_UNITS = {"d": "days", "t": "days", "h": "hours", "m": "minutes"}
 _HOST = re.compile(r"[A-Za-z0-9.:\[\]-]+")
+_DOMAIN = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}")
+_DKIM_SELECTOR = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)*")
+_AUTHSERV_ID = re.compile(r"[!#-'*+.0-9A-Z^-~-]{1,255}")
+"""A token of RFC 2045 (what Authentication-Results allows unquoted): a host name in practice."""
 
 
 def _host(value: str) -> str:
@@ -234,6 +238,18 @@ class ImapConfig(_MailServer):
     mailbox: str = "INBOX"
     poll_interval: float = DEFAULT_POLL_INTERVAL
     idle: bool = True
+    trusted_authserv_id: str | None = None
+    """The authserv-id of the operator's own mail server: its ``Authentication-Results`` header
+    saying ``dmarc=pass`` (or an aligned ``dkim=pass``) for the From domain proves the sender,
+    and a new mail then needs no "please confirm" round trip (``pbem.mail.authentication``)."""
+
+    @field_validator("trusted_authserv_id")
+    @classmethod
+    def _authserv_id(cls, value: str | None) -> str | None:
+        if value is not None and not _AUTHSERV_ID.fullmatch(value):
+            raise ValueError("must be the authserv-id your mail server writes first in its "
+                             f"Authentication-Results header, like mx.example.org, got {value!r}")
+        return value
 
     @classmethod
     def _default_security(cls) -> str:
@@ -273,9 +289,54 @@ class ImapConfig(_MailServer):
 
 
 class SmtpConfig(_MailServer):
+    dkim_selector: str | None = None
+    """With ``dkim_key_file``: every mail is DKIM-signed with that key under this selector (its
+    public key is published as ``SELECTOR._domainkey.DOMAIN``)."""
+    dkim_key_file: Path | None = None
+    """A PEM private key, RSA or Ed25519; read when the daemon starts (``pbem.mail.dkim``)."""
+    dkim_domain: str | None = None
+    """The signing domain (``d=``); by default the domain of ``[service] address``."""
+
     @classmethod
     def _default_security(cls) -> str:
         return "starttls"
+
+    @field_validator("dkim_selector")
+    @classmethod
+    def _selector(cls, value: str | None) -> str | None:
+        if value is not None and not _DKIM_SELECTOR.fullmatch(value):
+            raise ValueError(f"must be a DKIM selector like mail2026 (letters, digits, - and dots), got {value!r}")
+        return value
+
+    @field_validator("dkim_domain")
+    @classmethod
+    def _signing_domain(cls, value: str | None) -> str | None:
+        if value is not None and not _DOMAIN.fullmatch(value):
+            raise ValueError(f"must be a domain like example.org, got {value!r}")
+        return value
+
+    @field_validator("dkim_key_file", mode="before")
+    @classmethod
+    def _key_file(cls, value: object) -> Path:
+        if isinstance(value, Path):
+            return value
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"must be the path of a PEM private key file, got {value!r}")
+        return Path(value).expanduser().absolute()
+
+    @model_validator(mode="after")
+    def _dkim_complete(self) -> SmtpConfig:
+        """Selector and key file together, or neither: one alone would sign nothing, silently."""
+        if self.dkim_selector is not None and self.dkim_key_file is None:
+            raise KeyProblem("dkim_key_file", "missing: dkim_selector is given, so the private key file "
+                             "to sign with is needed")
+        if self.dkim_key_file is not None and self.dkim_selector is None:
+            raise KeyProblem("dkim_selector", "missing: dkim_key_file is given, so the selector its "
+                             "public key is published under is needed")
+        if self.dkim_domain is not None and self.dkim_selector is None:
+            raise KeyProblem("dkim_domain", "is used only for DKIM signing: give dkim_selector and "
+                             "dkim_key_file too, or leave it out")
+        return self
 
     @classmethod
     def _default_port(cls, security: str) -> int:
@@ -554,6 +615,13 @@ class Config(BaseModel):
     def outbox_dir(self) -> Path:
         """The local Maildir written when no `[smtp]` table is configured."""
         return self.service.data_dir / "outbox"
+
+    @property
+    def dkim_domain(self) -> str | None:
+        """The domain outgoing mail is DKIM-signed for, or None when it is not signed."""
+        if self.smtp is None or self.smtp.dkim_selector is None:
+            return None
+        return self.smtp.dkim_domain or self.service.address.rpartition("@")[2]
 
     @property
     def poll_interval(self) -> float:

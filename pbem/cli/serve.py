@@ -13,6 +13,7 @@ from pbem.cli.loading import UsageError, config_of, database_of
 from pbem.config import Config
 from pbem.daemon.scheduler import AlreadyServing, configure_logging, serve as run_daemon
 from pbem.daemon.web import WebServerError
+from pbem.mail.dkim import DkimKeyError, signer_of
 from pbem.service import handle_mail, periodic_jobs
 from pbem.store.db import SchemaError
 
@@ -20,6 +21,10 @@ from pbem.store.db import SchemaError
 def serve(args: argparse.Namespace) -> int:
     configure_logging(verbose=args.verbose)
     config = config_of(args.config)
+    try:
+        signer_of(config)  # a DKIM key that cannot sign ends the start, rather than every mail later
+    except DkimKeyError as exc:
+        raise UsageError(str(exc)) from None
     database_of(config).dispose()  # a database that cannot be used ends the start with one line
     try:
         asyncio.run(run_daemon(config, partial(handle_mail, config=config), periodic_jobs(config),

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from pbem.config import Config, ImapConfig, SmtpConfig
 from pbem.mail.connecting import explain
+from pbem.mail.dkim import DkimKeyError, signer_of
 from pbem.mail.imap import DONE_FOLDER, FAILED_FOLDER, ImapSession
 from pbem.mail.smtp import SmtpSink
 
@@ -47,7 +48,22 @@ async def check_all(config: Config, out: TextIO) -> bool:
         "IMAP", config.imap, check_imap, f"the local Maildir inbox {config.inbox_dir} is read", out)
     smtp_fine = await _check_one(
         "SMTP", config.smtp, check_smtp, f"mail is put into the local Maildir outbox {config.outbox_dir}", out)
-    return imap_fine and smtp_fine
+    dkim_fine = check_dkim(config, out)
+    return imap_fine and smtp_fine and dkim_fine
+
+
+def check_dkim(config: Config, out: TextIO) -> bool:
+    """One line on DKIM signing, when ``[smtp]`` asks for it: the key works (and the DNS record
+    its receivers look up), or what is wrong with it."""
+    try:
+        signer = signer_of(config)
+    except DkimKeyError as exc:
+        print(f"DKIM: FAILED: {exc}", file=out)
+        return False
+    if signer is not None:
+        print(f"DKIM: OK: mail is signed as {signer.describe()}; receivers look up the TXT record "
+              f"{signer.dns_name} which must read \"{signer.dns_record}\"", file=out)
+    return True
 
 
 async def _check_one(label: str, server: Any, check: Callable[[Any], Awaitable[str]], local: str,

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Protocol
 
+from pbem.mail.dkim import DkimSigner
 from pbem.mail.reading import message_id_of
 from pbem.mail.sources import ensure_maildir
 
@@ -47,3 +48,21 @@ class MaildirSink:
 
     async def close(self) -> None:
         return None
+
+
+class DkimSigningSink:
+    """Signs each mail (``pbem.mail.dkim``), then hands it to the sink behind it: mails are
+    stored unsigned and signed as they leave, so a retry after a key rotation gets the new key."""
+
+    def __init__(self, sink: OutboundSink, signer: DkimSigner) -> None:
+        self.sink = sink
+        self.signer = signer
+
+    def __repr__(self) -> str:
+        return f"{self.sink!r} signing DKIM {self.signer.describe()}"
+
+    async def send(self, raw: bytes, sender: str, recipients: list[str]) -> None:
+        await self.sink.send(self.signer.sign(raw), sender, recipients)
+
+    async def close(self) -> None:
+        await self.sink.close()
