@@ -101,6 +101,18 @@ password_file = "{tmp_path / 'secret'}"
     assert config.smtp.port == 587
 
 
+def test_dkim_and_the_trusted_authserv_id_are_read(tmp_path):
+    config = load_config(write(tmp_path, '[service]\naddress = "bg@example.org"\n'
+                               '[imap]\nhost = "h"\nusername = "u"\npassword = "p"\n'
+                               'trusted_authserv_id = "mx.example.org"\n'
+                               '[smtp]\nhost = "h"\ndkim_selector = "pbem2026"\ndkim_key_file = "dkim.pem"\n'))
+    assert config.imap is not None and config.imap.trusted_authserv_id == "mx.example.org"
+    assert config.smtp is not None and config.smtp.dkim_key_file == Path("dkim.pem").absolute()
+    assert config.dkim_domain == "example.org"  # the service address's, when dkim_domain is left out
+    plain = load_config(write(tmp_path, '[smtp]\nhost = "h"\n'))
+    assert plain.dkim_domain is None and plain.smtp is not None and plain.smtp.dkim_selector is None
+
+
 def test_leaving_out_imap_and_smtp_keeps_the_local_folders(tmp_path):
     config = load_config(write(tmp_path, '[service]\naddress = "bg@example.org"\n'))
     assert config.imap is None and config.smtp is None
@@ -135,6 +147,20 @@ def test_leaving_out_imap_and_smtp_keeps_the_local_folders(tmp_path):
         ("[smtp]\nhost = 'h'\nusername = 'u'\n", "[smtp] password", "missing"),
         ("[smtp]\nhost = 'h'\npassword = 'p'\n", "[smtp] username", "missing"),
         ("[smtp]\nhost = 'bad host!'\n", "[smtp] host", "host name"),
+        ("[smtp]\nhost = 'h'\ndkim_selector = 's1'\n", "[smtp] dkim_key_file", "missing: dkim_selector is given"),
+        ("[smtp]\nhost = 'h'\ndkim_key_file = '/etc/pbem/dkim.pem'\n", "[smtp] dkim_selector",
+         "missing: dkim_key_file is given"),
+        ("[smtp]\nhost = 'h'\ndkim_domain = 'example.org'\n", "[smtp] dkim_domain", "only for DKIM signing"),
+        ("[smtp]\nhost = 'h'\ndkim_selector = 's 1'\ndkim_key_file = 'k.pem'\n", "[smtp] dkim_selector",
+         "DKIM selector"),
+        ("[smtp]\nhost = 'h'\ndkim_selector = 's1'\ndkim_key_file = 'k.pem'\ndkim_domain = 'a@b.org'\n",
+         "[smtp] dkim_domain", "domain like example.org"),
+        ("[smtp]\nhost = 'h'\ndkim_selector = 's1'\ndkim_key_file = ''\n", "[smtp] dkim_key_file",
+         "PEM private key"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\npassword = 'p'\ntrusted_authserv_id = 'mx; dmarc=pass'\n",
+         "[imap] trusted_authserv_id", "authserv-id"),
+        ("[imap]\nhost = 'h'\nusername = 'u'\npassword = 'p'\ntrusted_authserv_id = ''\n",
+         "[imap] trusted_authserv_id", "authserv-id"),
         ("[game]\ncube_cap = 48\n", "[game] cube_cap", "power of two"),
         ("[game]\nmove_clock = '3 days'\n", "[game] move_clock", "duration"),
         ("[game]\ntime_bank = '0d'\n", "[game] time_bank", "longer than zero"),

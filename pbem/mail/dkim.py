@@ -1,11 +1,10 @@
 """DKIM signatures on outgoing mail (RFC 6376, with ``dkimpy``), when ``[smtp]`` asks for them.
 
-Each mail is signed just before it is handed to the SMTP server (`pbem.mail.sinks.DkimSigningSink`),
-not when it is queued: the
-stored mail stays unsigned, so a retry after a key rotation is signed with the new key, and a
-signature's clock starts when the mail leaves. Signed are the header fields a receiver shows or
-threads by (those present of :data:`SIGNED_HEADERS`), relaxed/relaxed, so that a relay that
-re-folds a header or turns our LF line ends into SMTP's CRLF breaks nothing.
+Each mail is signed just before it is handed to the SMTP server (``pbem.mail.sinks.DkimSigningSink``),
+not when it is queued: the stored mail stays unsigned, so a retry after a key rotation is signed
+with the new key, and a signature's clock starts when the mail leaves. Signed are the header
+fields a receiver shows or threads by (those present of :data:`SIGNED_HEADERS`), relaxed/relaxed,
+so that a relay that re-folds a header or turns our LF line ends into SMTP's CRLF breaks nothing.
 
 The key is read and tried once when the daemon starts (and by ``pbem check``): a key that is
 missing, unreadable or not a private key stops ``pbem serve`` with one line instead of failing
