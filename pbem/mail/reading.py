@@ -50,6 +50,7 @@ from mailparser_reply.parser import EmailMessage as ReplyParser
 from pbem.addresses import is_machine_address, is_plain_address
 from pbem.names import holds_address
 from pbem.mail.policy import MAIL_POLICY
+from pbem.mail import authentication
 
 TOKEN_PATTERN = r"[a-z2-7]{26}"
 """A game token: 128 random bits in lower-case base32 without padding."""
@@ -193,6 +194,9 @@ class IncomingMail:
     """Over ``max_bytes``: only the header was read, and ``new_text`` is empty."""
     language_hint: str | None = field(default=None)
     """The Content-Language the mail declares, if any (lower case, e.g. ``de``)."""
+    sender_authenticated: bool = False
+    """The operator's own mail server vouches for the From address (``Authentication-Results``
+    of the trusted authserv-id: ``pbem.mail.authentication``)."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +213,8 @@ class ReadingContext:
     max_bytes: int | None = None
     is_command: Callable[[str], bool] = field(default=lambda line: False)
     quoted_text: Callable[[Sequence[str]], str | None] = field(default=lambda message_ids: None)
+    trusted_authserv_id: str | None = None
+    """The authserv-id of the operator's own server, whose Authentication-Results are believed."""
 
 
 def new_token() -> str:
@@ -287,6 +293,8 @@ def read_mail(raw: bytes, service_address: str | ReadingContext) -> IncomingMail
         size=len(raw),
         too_large=too_large,
         language_hint=_raw_header(message, "Content-Language").strip().lower()[:2] or None,
+        sender_authenticated=context.trusted_authserv_id is not None and authentication.sender_authenticated(
+            _raw_headers(message, "Authentication-Results"), sender, context.trusted_authserv_id),
     )
 
 

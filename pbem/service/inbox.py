@@ -11,7 +11,9 @@ are stored together or not at all.  The order of the work:
    game's mails its References name): it may not change the game;
 4. run the commands in the order written: help, board, games and ratings once per mail;
    account commands only with proof that the sender reads their mailbox (a token of theirs,
-   else a confirmation mail they answer); notes only without service addresses or tokens;
+   else a confirmation mail they answer) or that the operator's own mail server vouches for
+   the From address (``[imap] trusted_authserv_id``); notes only without service addresses or
+   tokens;
 5. word the news into letters, queue them, and remember them in each player's thread.
 """
 
@@ -137,6 +139,7 @@ def _reading_context(session: Session, config: Config) -> ReadingContext:
         max_bytes=config.limits.max_mail_bytes,
         is_command=commands.is_command_line,
         quoted_text=partial(_our_text, session, config.service.address),
+        trusted_authserv_id=config.imap.trusted_authserv_id if config.imap is not None else None,
     )
 
 
@@ -163,7 +166,9 @@ def _run(talk: Conversation, mail: IncomingMail) -> None:
     confirmation = _confirmation(talk, mail) if found is None else None
     stale = found is not None and _answers_older_mail(mail, *found)
     parsed = _once_each(commands.parse_commands(mail.new_text, subject_text(mail.subject)))
-    proven = table is not None or confirmation is not None
+    # A mail proves its sender by a game token of theirs, by answering a confirmation, or by the
+    # operator's own server vouching for its From address ([imap] trusted_authserv_id).
+    proven = table is not None or confirmation is not None or mail.sender_authenticated
     if proven and mail.sender_name and mail.sender_name != talk.sender.name:
         # A name is taken only from a mail that proves its sender, and only an honest one.
         if honest_name(talk.session, talk.sender, mail.sender_name, talk.config):
