@@ -27,6 +27,8 @@ class Notice(StrEnum):
     CANNOT_INVITE_YOURSELF = "cannot_invite_yourself"
     CANNOT_INVITE_SERVICE = "cannot_invite_service"
     INVITEE_REFUSES = "invitee_refuses"
+    INVITEE_UNDELIVERABLE = "invitee_undeliverable"
+    INVITATION_UNDELIVERABLE = "invitation_undeliverable"
     INVITATION_LIMIT = "invitation_limit"
     INVITEE_NOT_A_PERSON = "invitee_not_a_person"
     INVITEE_LIMIT = "invitee_limit"
