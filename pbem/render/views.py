@@ -241,6 +241,8 @@ class PageView:
     """Once the match is over: who won the last game and the match, with the points."""
     terms: str | None = None
     """While the invitation is open: its terms, as its mail stated them."""
+    undelivered: tuple[str, ...] = ()
+    """The players of the match whose mails bounced for good, each with the newest reason."""
 
 
 class PageResult(StrEnum):
