@@ -45,3 +45,13 @@ def is_person_address(address: str) -> bool:
     local, _, domain = address.rpartition("@")
     return (is_plain_address(address) and "." in domain and not is_machine_address(address)
             and not set(local) & set("|/"))
+
+
+BOUNCE_PREFIX = "bounce-"
+"""The plus-tag of our envelope senders: ``service+bounce-TAG@domain`` (VERP)."""
+
+
+def bounce_address(service_address: str, tag: str) -> str:
+    """The envelope sender of one outgoing mail: a bounce of it comes back naming ``tag``."""
+    local, _, domain = service_address.rpartition("@")
+    return f"{local}+{BOUNCE_PREFIX}{tag}@{domain}"

@@ -389,6 +389,8 @@ class LimitsConfig(_Table):
     dropped, so that forged mails never flood the address they name."""
     give_up_after: timedelta = timedelta(days=3)
     """An answer the mail server still refuses after this long is given up (and logged)."""
+    bounce_limit: int = 3
+    """Permanent bounces after which an address gets no more mail until its owner writes (0: never stop)."""
 
     @field_validator("give_up_after", mode="before")
     @classmethod
@@ -407,6 +409,13 @@ class LimitsConfig(_Table):
     def _invitations(cls, value: int) -> int:
         if value < 0:
             raise ValueError(f"must be a number of invitations, 0 or more, got {value!r}")
+        return value
+
+    @field_validator("bounce_limit")
+    @classmethod
+    def _bounce_limit(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(f"must be a number of bounces, 0 or more, got {value!r}")
         return value
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from pbem.assistant.engine import DOUBLING_WINDOW, CubeContext, Engine
 from pbem.rules import game as rules
-from pbem.rules.moves import apply_play, legal_plays
+from pbem.rules.moves import Play, apply_play, legal_plays
 from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.rules.position import Position
 
@@ -61,7 +61,7 @@ def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:
     assert state.dice is not None
     rolls = [(Position.start(), CubeContext.of(state, state.seat), state.dice, True)]
     rollers = [state.seat]
-    plays: list[tuple[rules.Game, int, int, tuple]] = []
+    plays: list[tuple[rules.Game, int, int, Play]] = []
     number = 1
     for action in game.record[1:]:
         kind, seat = action.kind, action.seat
@@ -122,7 +122,7 @@ def _opening(game: rules.Game) -> rules.Game:
                       seat=first.seat, phase=rules.Phase.TO_MOVE, dice=first.dice, record=(first,))
 
 
-def _judge_play(state: rules.Game, equities: dict[Position, float], seat: _Seat, number: int, play: tuple) -> None:
+def _judge_play(state: rules.Game, equities: dict[Position, float], seat: _Seat, number: int, play: Play) -> None:
     """Judge a checker play with a choice, given the equity of every play our rules allow."""
     assert state.dice is not None
     best = max(equities, key=lambda after: equities[after])
@@ -169,7 +169,7 @@ def _double_thinkable(engine: Engine, state: rules.Game) -> bool:
     return rules.is_post_crawford(state) or engine.winning_chance(state.board) >= DOUBLING_WINDOW
 
 
-def _texts(board: Position, play: tuple, seat: int) -> dict[str, str]:
+def _texts(board: Position, play: Play, seat: int) -> dict[str, str]:
     colour = Colour.of_seat(seat)
     return {numbering.value: format_play(board, play, numbering, colour) for numbering in Numbering}
 

@@ -40,7 +40,7 @@ def report(args: argparse.Namespace) -> int:
     try:
         with Session(engine) as session:
             if args.report == "status":
-                return status_report(session, out)
+                return status_report(session, out, config)
             if args.report == "games":
                 status = MatchStatus(args.status) if args.status is not None else None
                 wanted = GamesWanted(status, args.player, args.before, args.limit)

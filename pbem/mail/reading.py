@@ -530,7 +530,7 @@ _SIGNATURE_TAIL = r"(.|\s)*)"
 def _signature_pattern(languages: Sequence[str]) -> re.Pattern[str]:
     """mail-parser-reply's signature pattern, without its tail that swallows the rest of the
     text: it is matched at the start of one line at a time."""
-    pattern = ReplyParser(text="", languages=list(languages), keep_hyphen_lists=True).SIGNATURE_REGEX
+    pattern: re.Pattern[str] = ReplyParser(text="", languages=list(languages), keep_hyphen_lists=True).SIGNATURE_REGEX
     if pattern.pattern.endswith(_SIGNATURE_TAIL):
         return re.compile(pattern.pattern[: -len(_SIGNATURE_TAIL)] + ")", pattern.flags)
     return pattern

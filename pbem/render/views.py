@@ -27,6 +27,8 @@ class Notice(StrEnum):
     CANNOT_INVITE_YOURSELF = "cannot_invite_yourself"
     CANNOT_INVITE_SERVICE = "cannot_invite_service"
     INVITEE_REFUSES = "invitee_refuses"
+    INVITEE_UNDELIVERABLE = "invitee_undeliverable"
+    INVITATION_UNDELIVERABLE = "invitation_undeliverable"
     INVITATION_LIMIT = "invitation_limit"
     INVITEE_NOT_A_PERSON = "invitee_not_a_person"
     INVITEE_LIMIT = "invitee_limit"
@@ -239,6 +241,8 @@ class PageView:
     """Once the match is over: who won the last game and the match, with the points."""
     terms: str | None = None
     """While the invitation is open: its terms, as its mail stated them."""
+    undelivered: tuple[str, ...] = ()
+    """The players of the match whose mails bounced for good, each with the newest reason."""
 
 
 class PageResult(StrEnum):

@@ -28,7 +28,7 @@ def render_page(page: PageView, csrf: str, message: str | None = None, message_k
         play_json = json.dumps(page.play_data, separators=(",", ":")).replace("<", "\\u003c")
     return render("page.html", page.language, **view.template_context(), game=view, board_svg=page.board_svg,
                   actions=[action.value for action in page.actions], rows=move_rows(page.moves), last_move=page.last_move,
-                  pips=page.pips, outcome=page.outcome, terms=page.terms, csrf=csrf, events=[], texts=[], notes=[], version=page.version, message=message, message_kind=message_kind, typed=typed,
+                  pips=page.pips, outcome=page.outcome, terms=page.terms, undelivered=page.undelivered, csrf=csrf, events=[], texts=[], notes=[], version=page.version, message=message, message_kind=message_kind, typed=typed,
                   score_line=score_line, play_json=play_json, games_link=None)
 
 

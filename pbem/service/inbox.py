@@ -40,7 +40,8 @@ from pbem.mail.composing import GameStamp, compose, parse_game_message_id
 from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail, refused_copy,
                                subject_text)
 from pbem.render.views import Notice
-from pbem.service import account, clocks, invitations, play
+from pbem.mail.bounces import read_bounce, sent_to_bounce_address
+from pbem.service import account, bounces, clocks, invitations, play
 from pbem.service.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.conversation import Answering, Conversation
 from pbem.service.dice import SEEDED_DICE, DiceRoller
@@ -105,14 +106,17 @@ def handle_mail(
         inbound.state, inbound.reason = InboundState.IGNORED, f"unreadable mail: {unreadable.reason}"
         inbound.raw = refused_copy(raw)
         return
-    if mail.automatic:
-        inbound.state, inbound.reason = InboundState.IGNORED, f"automatic mail: {mail.automatic}"
+    if mail.automatic or sent_to_bounce_address(raw, config.service.address):
+        _automatic(session, raw[:config.limits.max_mail_bytes], inbound, mail, config, now or utc_now())
         inbound.raw = refused_copy(raw)
         return
     if invitations.is_service_address(mail.sender, config.service.address):
         inbound.state, inbound.reason = InboundState.IGNORED, "mail from the service itself"
         return
     sender = invitations.player_for(session, mail.sender)
+    if sender.bounces:  # its owner writes: mail to the address goes out again
+        sender.bounces = 0
+        session.add(sender)
     talk = Conversation(session, config, sender, Answering(mail.message_id, tuple(mail.references)), dice,
                         now or utc_now(), written_language=_language_of(mail))
     if mail.too_large:
@@ -123,6 +127,20 @@ def handle_mail(
     if len(talk.news) == 1:  # the mail was about one match: its text is kept while that match runs
         inbound.match_id = next(iter(talk.news))
     send_letters(talk)
+
+
+def _automatic(session: Session, raw: bytes, inbound: InboundMail, mail: IncomingMail, config: Config,
+               now: datetime) -> None:
+    """A mail no person wrote is never answered; a bounce of one of ours is recorded."""
+    bounce = read_bounce(raw, config.service.address)
+    if bounce is None:
+        inbound.state = InboundState.IGNORED
+        inbound.reason = f"automatic mail: {mail.automatic or 'sent to a bounce address, but no bounce'}"
+        return
+    inbound.reason, told = bounces.apply_bounce(session, bounce, config, now)
+    log.info("inbox %s: %s", mail.message_id, inbound.reason)
+    for talk in told:
+        send_letters(talk)
 
 
 def _language_of(mail: IncomingMail) -> str | None:
@@ -417,6 +435,9 @@ def send_letters(talk: Conversation) -> None:
     for news in talk.news.values():
         clocks.sync(news.table, config, talk.now)
     for player, table, letter in talk.letters():
+        if bounces.undeliverable(player, config):
+            log.info("no mail to %s: it bounced %d times since its owner last wrote", player.address, player.bounces)
+            continue
         message = compose(letter, config.service.address, config.service.name, talk.now)
         queue_mail(talk.session, message).match_id = None if table is None else table.id
         _SENT_TEXTS.keep(str(message["Message-ID"]), letter.text)

@@ -22,6 +22,7 @@ from pbem.render.views import EventKind, Notice
 from pbem.rules import scoring
 from pbem.rules.prizes import Prize
 from pbem.service import assistant, credits
+from pbem.service.bounces import undeliverable
 from pbem.service.conversation import Conversation
 from pbem.service.play import advance, start_game
 from pbem.service.tables import Table
@@ -133,6 +134,9 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
     if invitee.refuses_invitations:
         talk.say_template(Notice.INVITEE_REFUSES, address=address)
         return
+    if undeliverable(invitee, talk.config):
+        talk.say_template(Notice.INVITEE_UNDELIVERABLE, address=address)
+        return
     if _settle_refused(talk, command.options):
         return
     if command.options.prize is not None and credits.refuse_invitation(talk, command.options.prize, invitee):
@@ -241,6 +245,9 @@ def rematch(talk: Conversation, table: Table, seat: int) -> None:
     opponent = table.players[1 - seat]
     if opponent.refuses_invitations:
         talk.say_template(Notice.INVITEE_REFUSES, table, address=opponent.address)
+        return
+    if undeliverable(opponent, talk.config):
+        talk.say_template(Notice.INVITEE_UNDELIVERABLE, table, address=opponent.address)
         return
     options = _invitation_options(table.score.rules, table.record.options)
     if assistant.is_assistant(opponent) and not assistant.available(talk.config):

@@ -6,7 +6,7 @@ runs the server.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TextIO, cast
 
 from sqlalchemy.orm import QueryableAttribute, defer
@@ -20,12 +20,14 @@ from pbem.rules.prizes import Prize, PrizeKind
 from pbem.rules.scoring import Format, MatchRules, Score
 from pbem.service import clocks
 from pbem.service.tables import Table
-from pbem.store.db import head_revision, schema_revision
+from pbem.store.db import head_revision, schema_revision, utc_now
 from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player, ReviewJob, Seat
-from pbem.store.mail_records import InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
+from pbem.store.mail_records import DeliveryFailure, InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 EXIT_NEEDS_OPERATOR = 1
 NEXT_ALARMS = 5
+FAILURES_SHOWN_FOR = timedelta(days=7)
+FAILURES_LISTED = 20
 """Clock alarms (reminders, timeouts) ``pbem status`` shows, the soonest first."""
 
 
@@ -157,7 +159,7 @@ def write_table(rows: list[list[str]], out: TextIO) -> None:
     out.writelines("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n" for row in rows)
 
 
-def status_report(session: Session, out: TextIO) -> int:
+def status_report(session: Session, out: TextIO, config: Config) -> int:
     """``pbem status``: what of the mail needs the operator — answers failing or given up,
     incoming mails shunted or interrupted by a crash — and the schema version; returns the exit
     status, EXIT_NEEDS_OPERATOR when a mail was given up or shunted."""
@@ -185,6 +187,7 @@ def status_report(session: Session, out: TextIO) -> int:
     for attempt in attempts:
         print(f"  interrupted {attempt.message_id}: started {attempt.attempts} time(s), last at "
               f"{attempt.started_at:%Y-%m-%d %H:%M} UTC", file=out)
+    _delivery_failures(session, config, out)
     waiting = session.exec(select(ReviewJob.id).where(col(ReviewJob.done_at).is_(None))).all()
     reviews_given_up = session.exec(select(ReviewJob).where(col(ReviewJob.done_at).is_not(None),
                                                             ReviewJob.error != "")).all()
@@ -198,3 +201,23 @@ def status_report(session: Session, out: TextIO) -> int:
     for job in reviews_given_up:
         print(f"  given up: match {job.match_id}, game {job.game_number}: {job.error}", file=out)
     return EXIT_NEEDS_OPERATOR if given_up or shunted else 0
+
+
+def _delivery_failures(session: Session, config: Config, out: TextIO) -> None:
+    """The bounces of the last FAILURES_SHOWN_FOR (the newest first), and the addresses that get no
+    more mail until their owners write."""
+    since = utc_now() - FAILURES_SHOWN_FOR
+    failures = session.exec(select(DeliveryFailure).where(col(DeliveryFailure.reported_at) > since)
+                            .order_by(col(DeliveryFailure.reported_at).desc())).all()
+    permanent = sum(failure.permanent for failure in failures)
+    limit = config.limits.bounce_limit
+    stopped = session.exec(select(Player).where(col(Player.bounces) >= limit).order_by(col(Player.address))).all() \
+        if limit else []
+    print(f"bounces in {FAILURES_SHOWN_FOR.days} days: {permanent} permanent, {len(failures) - permanent} delayed; "
+          f"{len(stopped)} address(es) get no mail", file=out)
+    for failure in failures[:FAILURES_LISTED]:
+        game = f" (match {failure.match_id})" if failure.match_id is not None else ""
+        print(f"  {'failed' if failure.permanent else 'delayed'} {failure.address}{game} at "
+              f"{failure.reported_at:%Y-%m-%d %H:%M} UTC: {failure.status} {failure.diagnostic}".rstrip(), file=out)
+    for player in stopped:
+        print(f"  no mail to {player.address}: {player.bounces} bounces since it last wrote", file=out)

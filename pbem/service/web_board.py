@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -26,6 +27,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session
 
 from pbem import commands
+from pbem.addresses import ADDRESS_PATTERN
 from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
@@ -38,6 +40,7 @@ from pbem.rules.position import Position
 from pbem.rules import prizes, scoring
 from pbem.rules.scoring import WinKind
 from pbem.service import invitations, play
+from pbem.service.bounces import failures_of_match
 from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
@@ -45,6 +48,9 @@ from pbem.service.player_page import PlayerPages
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import session_scope, utc_now
 from pbem.store.game_records import MatchStatus
+
+_ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
+
 
 class WebBoard:
     """The service behind the web app (:class:`pbem.web.app.BoardService`)."""
@@ -62,7 +68,7 @@ class WebBoard:
             found = table_for_token(session, token, lock=False)
             if found is None:
                 return None
-            return page_view(found[0], found[1], self.config, self.clock())
+            return page_view(session, found[0], found[1], self.config, self.clock())
 
     def version(self, token: str) -> str | None:
         """The version of the state the page of ``token`` shows (for the page's polling)."""
@@ -99,7 +105,7 @@ class WebBoard:
             table, seat = found
             language = table.players[seat].language or self.config.service.language
             return PageOutcome(PageResult.STALE, (_stale_reason(table, seat, language),),
-                               page_view(table, seat, self.config, self.clock()))
+                               page_view(session, table, seat, self.config, self.clock()))
 
 
 class _Refused(Exception):
@@ -120,7 +126,7 @@ def _act(session: Session, config: Config, dice: DiceRoller, now: datetime, toke
     language = player.language or config.service.language
     if state_version(table, seat, config) != version:
         return PageOutcome(PageResult.STALE, (_stale_reason(table, seat, language),),
-                           page_view(table, seat, config, now))
+                           page_view(session, table, seat, config, now))
     if action in (PageAction.JOIN, PageAction.DECLINE):
         return _answer_invitation(session, config, dice, now, table, seat, action)
     command = _command(action, argument)
@@ -133,7 +139,7 @@ def _act(session: Session, config: Config, dice: DiceRoller, now: datetime, toke
     if (table.status, table.game) == before:
         raise _Refused(tuple(news.for_sender) or (_not_a_move(table, seat, config, now),))
     send_letters(talk)
-    return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(table, seat, config, now))
+    return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(session, table, seat, config, now))
 
 
 def _answer_invitation(session: Session, config: Config, dice: DiceRoller, now: datetime, table: Table, seat: int,
@@ -149,7 +155,7 @@ def _answer_invitation(session: Session, config: Config, dice: DiceRoller, now: 
     if table.status is MatchStatus.INVITED:  # a prize game whose deposits are not covered
         raise _Refused(tuple(news.for_sender) or (web_text(language, "not_now"),))
     send_letters(talk)
-    return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(table, seat, config, now))
+    return PageOutcome(PageResult.DONE, tuple(news.for_sender), page_view(session, table, seat, config, now))
 
 
 def _not_a_move(table: Table, seat: int, config: Config, now: datetime) -> str:
@@ -196,8 +202,9 @@ def _stale_reason(table: Table, seat: int, language: str) -> str:
     return web_text(language, "stale_own" if last == seat else "stale_opponent")
 
 
-def page_view(table: Table, seat: int, config: Config, now: datetime) -> PageView:
-    """What the page of ``seat`` shows, built from the view its mails show."""
+def page_view(session: Session, table: Table, seat: int, config: Config, now: datetime) -> PageView:
+    """What the page of ``seat`` shows, built from the view its mails show, and the mails of the
+    match that bounced (a player whose mails do not arrive cannot know it is their turn)."""
     player = table.players[seat]
     language = player.language or config.service.language
     view = game_view(table, seat, config, now)
@@ -227,7 +234,22 @@ def page_view(table: Table, seat: int, config: Config, now: datetime) -> PageVie
             actions = (PageAction.JOIN, PageAction.DECLINE)
     return PageView(token=table.token(seat), language=language, version=state_version(table, seat, config), game=view,
                     board_svg=svg, actions=actions, moves=moves, last_move=last_move, pips=pips, play_data=play_data,
-                    outcome=outcome_lines(table, seat, language), terms=terms)
+                    outcome=outcome_lines(table, seat, language), terms=terms,
+                    undelivered=undelivered_lines(session, table, seat, language))
+
+
+def undelivered_lines(session: Session, table: Table, seat: int, language: str) -> tuple[str, ...]:
+    """One line per player of the match whose mail bounced for good: the newest failure, with
+    the server's reason (any address in it left out: the page is also the opponent's)."""
+    lines = []
+    failures = failures_of_match(session, table.id)
+    for number, player in enumerate(table.players):
+        failure = next((failure for failure in failures if failure.address == player.address), None)
+        if failure is not None:
+            reason = _ADDRESS.sub("…", failure.diagnostic)
+            lines.append(web_text(language, "undelivered", number == seat, player.display_name,
+                                  f"{failure.reported_at:%Y-%m-%d}", reason))
+    return tuple(lines)
 
 
 def outcome_lines(table: Table, seat: int, language: str) -> tuple[str, ...]:

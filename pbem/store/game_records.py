@@ -65,6 +65,9 @@ class Player(SQLModel, table=True):
     page_token: str | None = Field(sa_type=Text, default=None, unique=True, index=True)
     """The secret of the player's own page of all their games (``/p/<token>``), never a game's
     token; made when a mail first links to it (:func:`pbem.service.conversation.page_token_of`)."""
+    bounces: int = 0
+    """Permanent delivery failures of mails to this address since its owner last wrote; at
+    ``[limits] bounce_limit`` the address gets no more mail (:mod:`pbem.service.bounces`)."""
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     rating_match: float = START_RATING
     """FIBS-style rating for matches (``pbem.rules.rating``); ``experience_match`` the sum of n."""

@@ -6,6 +6,8 @@ is a row written in the same transaction as the state change it reports, and sen
 
 from __future__ import annotations
 
+import base64
+import secrets
 from datetime import datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
@@ -16,6 +18,7 @@ from enum import StrEnum
 from sqlalchemy import JSON, Connection, LargeBinary, Table, Text, event
 from sqlmodel import Field, Session, SQLModel
 
+from pbem.addresses import bounce_address
 from pbem.store.db import UTCDateTime, utc_now
 
 
@@ -66,6 +69,8 @@ class OutboundMail(SQLModel, table=True):
     last_error: str = Field(sa_type=Text, default="")
     match_id: int | None = Field(default=None, index=True)
     """The match the answer was about, if any: the answer is kept while the match runs."""
+    bounce_tag: str | None = Field(sa_type=Text, default=None, unique=True, index=True)
+    """The secret of its envelope sender (``service+bounce-TAG@domain``): a bounce names it."""
 
 
 RAW_MAIL_TABLES = ("inbound_mail", "outbound_mail")
@@ -113,29 +118,53 @@ class OutboundGivenUp(SQLModel, table=True):
     reason: str = Field(sa_type=Text, default="")
 
 
+class DeliveryFailure(SQLModel, table=True):
+    """A bounce: one of our mails could not be delivered to ``address`` (permanently, or
+    delayed while the server still tries), and the server's reason."""
+
+    __tablename__ = "delivery_failures"
+
+    id: int | None = Field(default=None, primary_key=True)
+    address: str = Field(sa_type=Text, index=True)
+    permanent: bool
+    status: str = Field(sa_type=Text, default="")
+    diagnostic: str = Field(sa_type=Text, default="")
+    outbound_id: int | None = Field(default=None, index=True)
+    match_id: int | None = Field(default=None, index=True)
+    reported_at: datetime = Field(sa_type=UTCDateTime, index=True)
+
+
 def queue_mail(session: Session, message: EmailMessage) -> OutboundMail:
     """Store `message` for sending when `session` commits; the envelope comes from its headers.
 
-    The sender is the From address; recipients are To, Cc and Bcc (Bcc is removed from the mail).
-    A message without a Message-ID gets one, which it then keeps across all retries.
+    The envelope sender is the From address with a ``+bounce-TAG`` of this mail's own (VERP), so
+    that a bounce names the mail that failed; recipients are To, Cc and Bcc (Bcc is removed from
+    the mail).  A message without a Message-ID gets one, which it then keeps across all retries.
     """
-    sender = parseaddr(str(message.get("From", "")))[1]
-    if not sender:
+    from_address = parseaddr(str(message.get("From", "")))[1]
+    if not from_address:
         raise ValueError("a mail to send needs a From address")
+    tag = new_bounce_tag()
+    sender = bounce_address(from_address, tag)
     recipients = [address for _, address in getaddresses(
         [str(value) for header in ("To", "Cc", "Bcc") for value in message.get_all(header, [])]) if address]
     if not recipients:
         raise ValueError("a mail to send needs at least one recipient")
     del message["Bcc"]
     if message.get("Message-ID") is None:
-        message["Message-ID"] = make_msgid(domain=Address(addr_spec=sender).domain)
+        message["Message-ID"] = make_msgid(domain=Address(addr_spec=from_address).domain)
     now = utc_now()
     outbound = OutboundMail(message_id=" ".join(str(message["Message-ID"]).split()), sender=sender,
-                            recipients=recipients, raw=message.as_bytes(policy=default_policy),
+                            bounce_tag=tag, recipients=recipients, raw=message.as_bytes(policy=default_policy),
                             created_at=now, next_attempt_at=now)
     session.add(outbound)
     session.info.setdefault(_QUEUED, []).append(outbound)
     return outbound
+
+
+def new_bounce_tag() -> str:
+    """128 random bits in lower-case base32, as a game token: nobody guesses another's bounce."""
+    return base64.b32encode(secrets.token_bytes(16)).decode("ascii").rstrip("=").lower()
 
 
 _QUEUED = "pbem queued mails"

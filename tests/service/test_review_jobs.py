@@ -119,7 +119,7 @@ def test_a_review_that_keeps_failing_is_given_up_without_a_mail(config) -> None:
     assert office.review() == []
     out = io.StringIO()
     with Session(office.engine) as session:
-        status_report(session, out)
+        status_report(session, out, config)
     assert "reviews: 0 waiting, 1 given up" in out.getvalue() and "bgsage fell over" in out.getvalue()
 
 

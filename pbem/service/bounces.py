@@ -1,0 +1,118 @@
+"""What a bounce means: which of our mails failed, for whom, and what follows.
+
+A bounce names its mail by the VERP tag of its envelope sender, or, failing that, by the
+Message-ID of the mail it returns; a bounce that names no mail of ours changes nothing (anyone
+can write a mail that looks like a bounce, but only the mail's recipient and their servers
+saw its tag).  Only the recipients of that very mail can be reported as failed.
+
+A permanent failure counts against the address: at ``[limits] bounce_limit`` of them it gets
+no more mail until its owner writes again (then the count starts afresh).  A failed invitation
+is withdrawn and its inviter told which address failed and why, in their language.  Every
+failure, delays too, is kept in ``delivery_failures``: the game's page and ``pbem status`` show
+them.  A bounce is never answered.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from sqlmodel import Session, col, select
+
+from pbem.config import Config
+from pbem.mail.bounces import Bounce, Failure
+from pbem.render.views import Notice
+from pbem.service.conversation import Conversation, last_mail_of
+from pbem.service.dice import SEEDED_DICE
+from pbem.service.tables import Table, locked_match
+from pbem.store.game_records import MatchStatus, Player
+from pbem.store.mail_records import DeliveryFailure, OutboundMail
+
+log = logging.getLogger(__name__)
+
+
+def undeliverable(player: Player, config: Config) -> bool:
+    """Mail to ``player`` bounced ``[limits] bounce_limit`` times for good since they last wrote."""
+    limit = config.limits.bounce_limit
+    return bool(limit) and player.bounces >= limit
+
+
+def apply_bounce(session: Session, bounce: Bounce, config: Config, now: datetime) -> tuple[str, list[Conversation]]:
+    """Record the failures ``bounce`` reports; returns what was done (for the log and the
+    inbound row) and the conversations whose letters tell inviters of failed invitations."""
+    outbound, by_tag = _bounced_mail(session, bounce)
+    if outbound is None or outbound.id is None:
+        return "a bounce of no mail of ours", []
+    recipients = [recipient.lower() for recipient in outbound.recipients]
+    told: list[Conversation] = []
+    done = []
+    for failure in bounce.failures:
+        address = failure.address if failure.address in recipients else (
+            recipients[0] if by_tag and len(recipients) == 1 else None)  # forwarded on: ours failed with it
+        if address is None or _known(session, outbound.id, address, failure.permanent):
+            continue
+        session.add(DeliveryFailure(address=address, permanent=failure.permanent, status=failure.status,
+                                    diagnostic=failure.diagnostic, outbound_id=outbound.id,
+                                    match_id=outbound.match_id, reported_at=now))
+        done.append(f"{'failed' if failure.permanent else 'delayed'}: {address} {failure.status}".strip())
+        if failure.permanent:
+            told.extend(_failed_for_good(session, outbound, address, failure, config, now))
+    if not done:
+        return f"a bounce of {outbound.message_id} already recorded, or of no recipient of it", []
+    return f"bounce of {outbound.message_id}: {'; '.join(done)}", told
+
+
+def _bounced_mail(session: Session, bounce: Bounce) -> tuple[OutboundMail | None, bool]:
+    """The mail of ours the bounce is about, and whether its tag (not only its Message-ID) said so."""
+    for tag in bounce.tags:
+        found = session.exec(select(OutboundMail).where(OutboundMail.bounce_tag == tag)).first()
+        if found is not None:
+            return found, True
+    for message_id in bounce.original_message_ids:
+        found = session.exec(select(OutboundMail).where(OutboundMail.message_id == message_id)).first()
+        if found is not None:
+            return found, False
+    return None, False
+
+
+def _known(session: Session, outbound_id: int, address: str, permanent: bool) -> bool:
+    """The same failure of the same mail came before (a server that reports it twice)."""
+    return session.exec(select(DeliveryFailure.id).where(
+        DeliveryFailure.outbound_id == outbound_id, DeliveryFailure.address == address,
+        DeliveryFailure.permanent == permanent)).first() is not None
+
+
+def _failed_for_good(session: Session, outbound: OutboundMail, address: str, failure: Failure, config: Config,
+                     now: datetime) -> list[Conversation]:
+    """Count the failure against the address; withdraw an invitation it was, and tell the inviter."""
+    player = session.exec(select(Player).where(Player.address == address)).first()
+    if player is None:
+        return []
+    player.bounces += 1
+    session.add(player)
+    if undeliverable(player, config):
+        log.warning("%s bounced %d times for good: no more mail to it until its owner writes", address,
+                    player.bounces)
+    if outbound.match_id is None:
+        return []
+    record = locked_match(session, outbound.match_id)
+    if record is None or record.status != MatchStatus.INVITED:
+        return []
+    table = Table.load(session, record)
+    if table.players[1].id != player.id:
+        return []
+    record.status, record.finished_at = MatchStatus.DECLINED, now
+    session.add(record)
+    inviter = table.players[0]
+    talk = Conversation(session, config, inviter, last_mail_of(table, 0), SEEDED_DICE, now)
+    talk.say_template(Notice.INVITATION_UNDELIVERABLE, address=address, diagnostic=failure.diagnostic)
+    log.info("match %s: the invitation to %s bounced (%s); withdrawn, %s told", record.id, address,
+             failure.diagnostic or failure.status, inviter.address)
+    return [talk]
+
+
+def failures_of_match(session: Session, match_id: int) -> list[DeliveryFailure]:
+    """The permanent failures of a match's mails, newest first (for its page)."""
+    return list(session.exec(select(DeliveryFailure).where(
+        DeliveryFailure.match_id == match_id, col(DeliveryFailure.permanent).is_(True))
+        .order_by(col(DeliveryFailure.reported_at).desc())).all())

@@ -1,0 +1,208 @@
+"""Bounces through the whole service: the inviter is told, a game's page and ``pbem status``
+show a game mail that failed, an address that keeps bouncing gets no more mail until its
+owner writes, and a bounce is never answered (issue 21)."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+import uuid
+from email.message import EmailMessage
+
+from functools import partial
+
+import pytest
+from bounce_samples import PERMANENT, bounce_sample
+from post_office import Player, PostOffice, prose_of, recipient, text_of
+from sqlmodel import Session, select
+
+from pbem.mail.local_client import ensure_maildir
+from pbem.service import handle_mail
+from pbem.service.reports import status_report
+from pbem.service.web_board import WebBoard
+from pbem.store.game_records import MatchStatus, Player as PlayerRow
+from pbem.store.mail_records import DeliveryFailure, InboundMail, OutboundMail
+
+NOBODY = "bne@example.net"
+"""A mistyped address: its server answers "user unknown"."""
+
+
+def outbound_of(office: PostOffice, mail: EmailMessage) -> OutboundMail:
+    with Session(office.engine) as session:
+        row = session.exec(select(OutboundMail).where(OutboundMail.message_id == str(mail["Message-ID"]))).one()
+        session.expunge(row)
+        return row
+
+
+def bounce(office: PostOffice, mail: EmailMessage, sample: str = "postfix", address: str | None = None,
+           tag: str | None = None) -> list[EmailMessage]:
+    """The bounce of ``mail`` in the shape ``sample``, delivered byte for byte; the mails the
+    service sent in answer."""
+    row = outbound_of(office, mail)
+    assert row.bounce_tag is not None
+    return deliver_raw(office, bounce_sample(sample, tag or row.bounce_tag, address or recipient(mail),
+                                             str(mail["Message-ID"]), office.config.service.address))
+
+
+def failures(office: PostOffice) -> list[DeliveryFailure]:
+    with Session(office.engine) as session:
+        return list(session.exec(select(DeliveryFailure).order_by(DeliveryFailure.id)).all())
+
+
+def bounces_of(office: PostOffice, address: str) -> int:
+    with Session(office.engine) as session:
+        return session.exec(select(PlayerRow.bounces).where(PlayerRow.address == address)).one()
+
+
+def invite_nobody(office: PostOffice, anna: Player, command: str = f"invite {NOBODY}") -> EmailMessage:
+    """Anna invites an address that does not exist; the invitation mail to it."""
+    sent = anna.write_confirmed(command)
+    (invitation,) = [mail for mail in sent if recipient(mail) == NOBODY]
+    return invitation
+
+
+def test_every_mail_goes_out_with_an_envelope_sender_of_its_own(office, anna):
+    invitation = invite_nobody(office, anna)
+    with Session(office.engine) as session:
+        rows = session.exec(select(OutboundMail)).all()
+    assert len({row.bounce_tag for row in rows}) == len(rows) >= 3
+    for row in rows:
+        assert row.sender == f"backgammon+bounce-{row.bounce_tag}@localhost"
+    assert outbound_of(office, invitation).bounce_tag not in text_of(invitation)
+
+
+@pytest.mark.parametrize("sample", PERMANENT)
+def test_a_bounced_invitation_is_withdrawn_and_its_inviter_told_which_address_failed_and_why(office, anna, sample):
+    invitation = invite_nobody(office, anna)
+    assert office.table().status is MatchStatus.INVITED
+    sent = bounce(office, invitation, sample)
+    (told,) = sent
+    assert recipient(told) == anna.address
+    prose = prose_of(told)
+    assert f"Your invitation to {NOBODY} could not be delivered: the mail server answered" in prose, prose
+    assert "5.1.1" in prose or "5.1.10" in prose
+    assert "The invitation is withdrawn" in prose
+    assert told["In-Reply-To"] is not None and str(told["Auto-Submitted"]) == "auto-replied"
+    assert office.table().status is MatchStatus.DECLINED
+    assert bounces_of(office, NOBODY) == 1
+    (failure,) = failures(office)
+    assert failure.permanent and failure.address == NOBODY and failure.match_id == office.table().id
+
+
+def test_the_inviter_is_told_in_their_language(office):
+    carla = Player(office, "carla@example.org", "Carla")
+    (question,) = carla.write(f"einladen {NOBODY}\n\nViele Grüße\nCarla")
+    sent = carla.reply("ja", to=question)
+    (invitation,) = [mail for mail in sent if recipient(mail) == NOBODY]
+    (told,) = bounce(office, invitation, "exim")
+    prose = prose_of(told)
+    assert f"Ihre Einladung an {NOBODY} konnte nicht zugestellt werden: Der Mailserver antwortete „550 5.1.1" in prose
+    assert "Die Einladung ist zurückgezogen" in prose
+
+
+def test_a_delay_is_recorded_but_neither_counted_nor_told(office, anna):
+    invitation = invite_nobody(office, anna)
+    assert bounce(office, invitation, "postfix-delayed") == []
+    (failure,) = failures(office)
+    assert not failure.permanent and failure.status == "4.4.1"
+    assert bounces_of(office, NOBODY) == 0
+    assert office.table().status is MatchStatus.INVITED
+
+
+def test_a_bounce_reported_twice_counts_once(office, anna):
+    invitation = invite_nobody(office, anna)
+    assert len(bounce(office, invitation, "postfix")) == 1
+    assert bounce(office, invitation, "gmail") == []
+    assert bounces_of(office, NOBODY) == 1 and len(failures(office)) == 1
+
+
+def deliver_raw(office: PostOffice, raw: bytes) -> list[EmailMessage]:
+    inbox = office.config.inbox_dir
+    ensure_maildir(inbox)
+    name = f"{time.time_ns()}.{uuid.uuid4().hex}.bounce"
+    (inbox / "tmp" / name).write_bytes(raw)
+    os.rename(inbox / "tmp" / name, inbox / "new" / name)
+    sent = office.run()
+    office.file(sent)
+    return sent
+
+
+def test_a_bounce_of_no_mail_of_ours_or_of_another_recipient_changes_nothing(office, anna, ben):
+    invitation = invite_nobody(office, anna)
+    ben.write("help")
+    before = office.snapshot()
+    service = office.config.service.address
+    made_up = bounce_sample("postfix", "a" * 26, NOBODY, "<made-up.1-1.00@localhost>", service)
+    assert deliver_raw(office, made_up) == []  # neither tag nor Message-ID of a mail we sent
+    # Ben saw no tag of Anna's mails: a bounce naming the invitation's Message-ID (no tag) names
+    # only its own recipient, never him.
+    forged = bounce_sample("exim", "a" * 26, ben.address, str(invitation["Message-ID"]), service)
+    assert deliver_raw(office, forged) == []
+    assert failures(office) == [] and bounces_of(office, ben.address) == 0
+    assert office.snapshot() == before
+    with Session(office.engine) as session:
+        reasons = session.exec(select(InboundMail.reason).where(InboundMail.sender.like("mailer-daemon%"))).all()
+    assert sorted(reasons) == [f"a bounce of {invitation['Message-ID']} already recorded, or of no recipient of it",
+                               "a bounce of no mail of ours"]
+
+
+def test_mail_stops_after_the_bounce_limit_and_starts_again_when_the_owner_writes(accepted_game):
+    office, anna, ben = accepted_game
+    ben.reply("board")
+    ben.reply("board")
+    mails = ben.inbox[-3:]
+    assert len({str(mail["Message-ID"]) for mail in mails}) == 3
+    for mail in mails:
+        assert bounce(office, mail, "exchange") == []  # a game mail's bounce is told nobody by mail
+    assert bounces_of(office, ben.address) == office.config.limits.bounce_limit == 3
+    sent = anna.reply("8/5 6/5")  # Ben must roll now, but gets no mail
+    assert ben.address not in [recipient(mail) for mail in sent]
+    assert office.table().game.seat == 1
+    sent = ben.reply("board", to=mails[-1])  # he writes: mail goes out to him again
+    assert [recipient(mail) for mail in sent] == [ben.address]
+    assert "8/5 6/5" in prose_of(sent[0])  # and it tells him what he missed
+    assert bounces_of(office, ben.address) == 0
+
+
+def test_no_invitation_goes_to_an_address_that_keeps_bouncing(config, anna):
+    office = anna.office
+    office.config = config.model_copy(update={"limits": config.limits.model_copy(update={
+        "invitations_received_per_day": 10})})
+    office.pipeline.handler = partial(handle_mail, config=office.config, dice=office.dice)
+    for _ in range(office.config.limits.bounce_limit):
+        invitation = invite_nobody(office, anna)
+        bounce(office, invitation, "postfix")
+    (answer,) = anna.write_confirmed(f"invite {NOBODY}")
+    assert recipient(answer) == anna.address
+    assert f"Mail to {NOBODY} has come back undelivered too often, so no invitation was sent" in prose_of(answer)
+
+
+def test_the_games_page_and_pbem_status_show_a_game_mail_that_bounced(accepted_game):
+    office, anna, ben = accepted_game
+    table = office.table()
+    bounce(office, ben.last, "postfix")
+    board = WebBoard(office.config, office.engine)
+    for seat, own in ((0, False), (1, True)):
+        page = board.page(table.token(seat))
+        assert page is not None
+        (line,) = page.undelivered
+        assert ben.address not in line and "550 5.1.1 <…>: Recipient address rejected" in line
+        assert ("Your mail of" if own else "Ben's mail of") in line
+    out = io.StringIO()
+    with Session(office.engine) as session:
+        status_report(session, out, office.config)
+    report = out.getvalue()
+    assert "bounces in 7 days: 1 permanent, 0 delayed; 0 address(es) get no mail" in report
+    assert f"failed {ben.address} (match {table.id})" in report and "5.1.1" in report
+
+
+def test_a_bounce_is_never_answered(office, anna):
+    invitation = invite_nobody(office, anna)
+    count = office.outbound_count()
+    sent = bounce(office, invitation, "gmail")
+    assert [recipient(mail) for mail in sent] == [anna.address]  # the inviter, never the mailer-daemon
+    assert office.outbound_count() == count + 1
+    with Session(office.engine) as session:
+        (row,) = session.exec(select(InboundMail).where(InboundMail.sender.like("mailer-daemon%"))).all()
+    assert row.reason.startswith("bounce of ")
