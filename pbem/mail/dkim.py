@@ -33,6 +33,7 @@ MIN_RSA_BITS = 1024
 
 _PEM = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\s*(.*?)\s*-----END \1-----", re.DOTALL)
 _RSA_OID = bytes.fromhex("06092a864886f70d010101")  # rsaEncryption, as DER
+_ED25519_OID = bytes.fromhex("06032b6570")
 _ED25519_PKCS8_PREFIX = bytes.fromhex("302e020100300506032b657004220420")
 """An Ed25519 private key in PKCS#8 DER (``openssl genpkey -algorithm ed25519``): this, then the 32-byte seed."""
 _PROBE = b"From: probe@example.org\nSubject: probe\n\nprobe\n"
@@ -124,17 +125,23 @@ def _read_private_key(text: bytes) -> tuple[str, bytes, bytes, int]:
     label, body = found.group(1).decode("ascii"), found.group(2)
     if "PRIVATE KEY" not in label:
         raise ValueError(f"holds a {label}, not a private key")
+    if label == "ENCRYPTED PRIVATE KEY":
+        raise ValueError("the key is encrypted, and pbem cannot ask for its passphrase: write it unencrypted "
+                         "(openssl pkey -in KEY -out NEW) into a file only pbem may read")
     if label not in ("PRIVATE KEY", "RSA PRIVATE KEY"):
-        raise ValueError(f"a {label} is not supported: give an unencrypted PKCS#8 or PKCS#1 key (openssl pkey "
-                         "converts one)")
+        raise ValueError(f"holds a {label}: DKIM signs with RSA or Ed25519 keys (openssl genpkey -algorithm rsa)")
     try:
         der = base64.b64decode(body, validate=False)
     except (binascii.Error, ValueError):
         raise ValueError("the PEM block is not valid base64") from None
     if label == "PRIVATE KEY" and der.startswith(_ED25519_PKCS8_PREFIX) and len(der) == 48:
         return _ed25519_key(der[-32:])
+    if label == "PRIVATE KEY" and _ED25519_OID in der[:16]:
+        raise ValueError("holds an Ed25519 key in a form pbem does not read: write it anew with "
+                         "openssl pkey -in KEY -out NEW")
     if label == "PRIVATE KEY" and _RSA_OID not in der[:32]:
-        raise ValueError("holds a private key of a kind DKIM does not use: give an RSA or Ed25519 key")
+        raise ValueError("holds a private key of a kind DKIM does not use: DKIM signs with RSA or Ed25519 keys "
+                         "(openssl genpkey -algorithm rsa)")
     pem = b"-----BEGIN " + found.group(1) + b"-----\n" + body + b"\n-----END " + found.group(1) + b"-----\n"
     try:
         key = dkim.crypto.parse_pem_private_key(pem)

@@ -161,11 +161,16 @@ def broken_keys(tmp_path: Path, keys) -> list[tuple[Path, str]]:
     garbage.write_text("this is no key\n")
     short = tmp_path / "short.pem"
     openssl("genpkey", "-algorithm", "rsa", "-pkeyopt", "rsa_keygen_bits:512", "-out", str(short))
+    encrypted = tmp_path / "encrypted.pem"
+    openssl("pkey", "-in", str(keys["rsa"][0]), "-aes256", "-passout", "pass:secret", "-out", str(encrypted))
+    elliptic = tmp_path / "elliptic.pem"
+    openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(elliptic))
     unreadable = tmp_path / "unreadable.pem"
     unreadable.mkdir()  # a directory: unreadable as a file, also for root
     return [(tmp_path / "missing.pem", "cannot read"), (unreadable, "cannot read"),
             (public, "holds a PUBLIC KEY, not a private key"), (garbage, "not a PEM private key"),
-            (short, "512 bits is too short")]
+            (short, "512 bits is too short"), (encrypted, "the key is encrypted"),
+            (elliptic, "a private key of a kind DKIM does not use")]
 
 
 def test_a_key_that_cannot_sign_is_refused_with_what_is_wrong(tmp_path, keys):
