@@ -255,6 +255,8 @@ def build_big(engine: Engine, templates: Templates, finished: int, running: int,
                 identity += 1
                 row = {**template, "id": identity, "match_id": number,
                        "message_id": f"<{direction}.{number}.{each}@bench.example.net>"}
+                if "bounce_tag" in template:  # unique, as each mail's own envelope sender is
+                    row["bounce_tag"] = f"{direction}{number}x{each}"
                 if done:
                     row.update(raw=b"", pruned_at=now, received_at=created[number - 1] + timedelta(days=1),
                                processed_at=created[number - 1] + timedelta(days=1))

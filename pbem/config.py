@@ -524,6 +524,10 @@ class WebConfig(_Table):
     def games_link(self, page_token: str) -> str:
         """A player's link to their own page of all their games."""
         return f"{self.public_url}/p/{page_token}"
+
+    def unsubscribe_link(self, unsubscribe_token: str) -> str:
+        """An address's one-click link to stop invitations (``List-Unsubscribe``, RFC 8058)."""
+        return f"{self.public_url}/u/{unsubscribe_token}"
 def _amount(value: object) -> Decimal:
     """A TOML number or string → an amount of credits (ValueError unless at most two places)."""
     if isinstance(value, Decimal):

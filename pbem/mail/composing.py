@@ -73,6 +73,8 @@ class Letter:
     """The same letter as HTML, sent as the alternative to ``text``."""
     images: tuple[InlineImage, ...] = field(default=())
     """Pictures the HTML shows, sent with it as ``multipart/related``."""
+    unsubscribe: tuple[str, ...] = ()
+    """The ``List-Unsubscribe`` URIs (mailto, https) of a mail to someone who has not played."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,12 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
     if references:
         message["References"] = " ".join(dict.fromkeys(references[-MAX_REFERENCES:]))
     message["Auto-Submitted"] = "auto-replied"
+    if letter.unsubscribe:
+        # RFC 2369 and 8058: a mailbox provider offers its reader an "unsubscribe" button; with
+        # an https URI it POSTs "List-Unsubscribe=One-Click" to it, without opening a page.
+        message["List-Unsubscribe"] = ", ".join(f"<{uri}>" for uri in letter.unsubscribe)
+        if any(uri.startswith("https://") for uri in letter.unsubscribe):
+            message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     message["X-Auto-Response-Suppress"] = "All"
     message.set_content(letter.text)
     if letter.html is not None:

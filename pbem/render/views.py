@@ -260,3 +260,13 @@ class PageOutcome:
     texts: tuple[str, ...] = ()
     page: PageView | None = None
     """The page as the game stands after the form (None: to be read afresh)."""
+
+
+@dataclass(frozen=True)
+class UnsubscribeView:
+    """The page of an address's ``List-Unsubscribe`` link, in the address's language."""
+
+    language: str
+    service: ServiceConfig
+    done: bool
+    """The POST came (one-click or the button): the address gets no more invitations."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from pbem.config import Config
 from pbem.mail.composing import Attachment, InlineImage, Letter, new_content_id
@@ -37,7 +37,7 @@ from pbem.service.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.assistant import is_assistant
 from pbem.service.dice import DiceRoller
 from pbem.service.tables import Table
-from pbem.store.game_records import MatchStatus, Player
+from pbem.store.game_records import MatchRecord, MatchStatus, Player, Seat
 
 
 @dataclass(frozen=True)
@@ -284,6 +284,7 @@ class Conversation:
             token=self.reply_token,
             in_reply_to=self.answering.message_id,
             references=self.answering.references,
+            unsubscribe=unsubscribe_links(self.session, self.sender, self.config) if self.reply_token else (),
         )
 
     def _game_letter(self, news: News, seat: int, reply: bool) -> Letter:
@@ -330,6 +331,8 @@ class Conversation:
             attachments=tuple(news.attachments),
             html=html,
             images=images,
+            unsubscribe=(unsubscribe_links(self.session, player, self.config)
+                         if table.status is MatchStatus.INVITED and seat == 1 else ()),
         )
 
 
@@ -351,6 +354,27 @@ def page_token_of(session: Session, player: Player) -> str:
         player.page_token = new_token()
         session.add(player)
     return player.page_token
+
+
+def unsubscribe_links(session: Session, player: Player, config: Config) -> tuple[str, ...]:
+    """The ``List-Unsubscribe`` URIs of an invitation or a confirmation request to ``player``:
+    a mail to the service with the address's own unsubscribe token, and the one-click link on
+    the web board; none for a player who has played here (who asked for the mail, so to speak)."""
+    if has_played(session, player):
+        return ()
+    if player.unsubscribe_token is None:
+        player.unsubscribe_token = new_token()
+        session.add(player)
+    mailto = f"mailto:{reply_address(config.service.address, player.unsubscribe_token)}?subject=stop"
+    return (mailto,) if config.web is None else (mailto, config.web.unsubscribe_link(player.unsubscribe_token))
+
+
+def has_played(session: Session, player: Player) -> bool:
+    """Whether ``player`` has sat at a match that started (an invitation accepted)."""
+    return session.exec(select(Seat.match_id).join(MatchRecord, col(MatchRecord.id) == Seat.match_id).where(
+        Seat.player_id == player.id,
+        col(MatchRecord.status).in_([MatchStatus.RUNNING.value, MatchStatus.FINISHED.value])).limit(1)).first() \
+        is not None
 
 
 def games_link(session: Session, player: Player, config: Config) -> str | None:

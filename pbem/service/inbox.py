@@ -184,9 +184,13 @@ def _run(talk: Conversation, mail: IncomingMail) -> None:
     confirmation = _confirmation(talk, mail) if found is None else None
     stale = found is not None and _answers_older_mail(mail, *found)
     parsed = _once_each(commands.parse_commands(mail.new_text, subject_text(mail.subject)))
-    # A mail proves its sender by a game token of theirs, by answering a confirmation, or by the
-    # operator's own server vouching for its From address ([imap] trusted_authserv_id).
-    proven = table is not None or confirmation is not None or mail.sender_authenticated
+    unsubscribing = found is None and _unsubscribes(talk, mail)
+    if unsubscribing and not any(isinstance(command, commands.Stop) for command in parsed):
+        parsed.insert(0, commands.Stop())
+    # A mail proves its sender by a game token of theirs, by answering a confirmation, by an
+    # unsubscribe token, or by the operator's own server vouching for its From address
+    # ([imap] trusted_authserv_id).
+    proven = table is not None or confirmation is not None or unsubscribing or mail.sender_authenticated
     if proven and mail.sender_name and mail.sender_name != talk.sender.name:
         # A name is taken only from a mail that proves its sender, and only an honest one.
         if honest_name(talk.session, talk.sender, mail.sender_name, talk.config):
@@ -243,6 +247,14 @@ def _once_each(parsed: list[commands.Command]) -> list[commands.Command]:
             seen.add(type(command))
         kept.append(command)
     return kept
+
+
+def _unsubscribes(talk: Conversation, mail: IncomingMail) -> bool:
+    """The mail was sent to the sender's own ``List-Unsubscribe`` address (a mail client's
+    "unsubscribe" button): it does what ``stop`` does, and the token proves the sender, as a
+    confirmation's does (only the address's owner got a mail with it)."""
+    token = talk.sender.unsubscribe_token
+    return token is not None and token in mail.reply_tokens
 
 
 def _confirmation(talk: Conversation, mail: IncomingMail) -> AccountConfirmation | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -24,7 +25,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm.exc import StaleDataError
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from pbem import commands
 from pbem.addresses import ADDRESS_PATTERN
@@ -32,7 +33,8 @@ from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
-from pbem.render.views import EventKind, MoveLine, PageAction, PageOutcome, PageResult, PageView, PlayerPageView
+from pbem.render.views import (EventKind, MoveLine, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
+                               UnsubscribeView)
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
 from pbem.rules.notation import Colour, format_play
@@ -47,8 +49,9 @@ from pbem.service.inbox import send_letters
 from pbem.service.player_page import PlayerPages
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import session_scope, utc_now
-from pbem.store.game_records import MatchStatus
+from pbem.store.game_records import MatchStatus, Player
 
+log = logging.getLogger(__name__)
 _ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
 
 
@@ -85,6 +88,19 @@ class WebBoard:
     def player_page(self, page_token: str) -> PlayerPageView | None:
         """A player's own page of all their games (:mod:`pbem.service.player_page`)."""
         return PlayerPages(self.config, self.engine, self.clock).page(page_token)
+
+    def unsubscribe(self, unsubscribe_token: str, apply: bool) -> UnsubscribeView | None:
+        """The page of an address's List-Unsubscribe link; with ``apply`` (its POST) the address
+        gets no more invitations, as after ``stop``.  None for a token that names no address."""
+        with session_scope(self.engine) as session:
+            player = session.exec(select(Player).where(Player.unsubscribe_token == unsubscribe_token)).first()
+            if player is None:
+                return None
+            if apply and not player.refuses_invitations:
+                player.refuses_invitations = True
+                session.add(player)
+                log.info("player %s: no more invitations (List-Unsubscribe)", player.id)
+            return UnsubscribeView(player.language or self.config.service.language, self.config.service, apply)
 
     def act(self, token: str, version: str, action: PageAction, argument: str = "") -> PageOutcome:
         """Apply one form of the page made on ``version``; see the module docstring."""

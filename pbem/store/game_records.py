@@ -65,6 +65,9 @@ class Player(SQLModel, table=True):
     page_token: str | None = Field(sa_type=Text, default=None, unique=True, index=True)
     """The secret of the player's own page of all their games (``/p/<token>``), never a game's
     token; made when a mail first links to it (:func:`pbem.service.conversation.page_token_of`)."""
+    unsubscribe_token: str | None = Field(sa_type=Text, default=None, unique=True, index=True)
+    """The secret of the address's ``List-Unsubscribe`` links (a mail to ``service+TOKEN@…``, or a
+    POST to ``/u/TOKEN``): it does what ``stop`` does; made when a mail first carries it."""
     bounces: int = 0
     """Permanent delivery failures of mails to this address since its owner last wrote; at
     ``[limits] bounce_limit`` the address gets no more mail (:mod:`pbem.service.bounces`)."""

@@ -6,6 +6,10 @@ Routes (all relative, so that a reverse proxy may publish them under any prefix)
   form (a move, or a button), answered with the page and what became of it;
 * ``GET /g/<token>/state``: ``{"version": …}``, which the page's script polls to notice a move;
 * ``GET /p/<page token>``: a player's own page of all their games (no form, no script);
+* ``GET /u/<unsubscribe token>``: the page of an invitation's ``List-Unsubscribe`` link, with a
+  button; ``POST`` there (RFC 8058 one-click, ``List-Unsubscribe=One-Click``) does what ``stop``
+  does.  The unguessable token is the proof, as a reply token is: no CSRF token or origin check,
+  since a mailbox provider's server sends it, and doing it twice changes nothing;
 * ``GET /static/…``: the style sheet and the script (no third-party files, no fonts).
 
 A token that names no seat gets a bare 404, the same for every wrong token, and so does every
@@ -33,8 +37,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pbem.config import WebConfig
 from pbem.mail.reading import TOKEN_PATTERN
-from pbem.render.views import PageAction, PageOutcome, PageResult, PageView, PlayerPageView
-from pbem.render.web_page import render_page, render_player_page, web_text
+from pbem.render.views import PageAction, PageOutcome, PageResult, PageView, PlayerPageView, UnsubscribeView
+from pbem.render.web_page import render_page, render_player_page, render_unsubscribe_page, web_text
 from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
 
 log = logging.getLogger(__name__)
@@ -59,6 +63,8 @@ class BoardService(Protocol):
 
     def player_page(self, page_token: str) -> PlayerPageView | None: ...
 
+    def unsubscribe(self, unsubscribe_token: str, apply: bool) -> UnsubscribeView | None: ...
+
 
 def board_app(config: WebConfig, service: BoardService) -> Starlette:
     """The web board's ASGI app."""
@@ -67,6 +73,7 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
         Route("/g/{token}", board.page, methods=["GET", "POST"]),
         Route("/g/{token}/state", board.state, methods=["GET"]),
         Route("/p/{token}", board.player_page, methods=["GET"]),
+        Route("/u/{token}", board.unsubscribe, methods=["GET", "POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config, language_of=board.language_of)],
@@ -115,6 +122,24 @@ class _Board:
         if page is None:
             return await _not_found(request, LookupError())
         return HTMLResponse(render_player_page(page))
+
+    async def unsubscribe(self, request: Request) -> Response:
+        token = request.path_params["token"]
+        if not self._plausible(token):
+            return await _not_found(request, LookupError())
+        if not self.per_token.allow(f"u/{token}"):
+            return _too_many()
+        apply = request.method == "POST"
+        if apply:
+            if int(request.headers.get("content-length") or MAX_FORM_BYTES + 1) > MAX_FORM_BYTES:
+                return PlainTextResponse("Request Entity Too Large", status_code=413)
+            form = await request.form(max_files=0, max_fields=10)
+            if form.get("List-Unsubscribe") != "One-Click":
+                return PlainTextResponse("Bad Request: List-Unsubscribe=One-Click expected", status_code=400)
+        page = await asyncio.to_thread(self.service.unsubscribe, token, apply)
+        if page is None:
+            return await _not_found(request, LookupError())
+        return HTMLResponse(render_unsubscribe_page(page))
 
     async def state(self, request: Request) -> Response:
         token = request.path_params["token"]

@@ -23,7 +23,7 @@ HEADERS = {
 }
 """Sent with every answer: ``no-referrer`` so that no link on the page passes the token on."""
 
-_TOKEN_IN_PATH = re.compile(r"/([gp])/[^/?#]*")
+_TOKEN_IN_PATH = re.compile(r"/([gpu])/[^/?#]*")
 
 
 def redacted(path: str) -> str:

@@ -203,7 +203,8 @@ def test_outbox_retries_with_growing_back_off_and_one_message_id(engine, config)
     [row] = outbound_rows(engine)
     assert row.attempts == 4 and row.sent_at == clock.now and row.last_error == ""
     assert message_id_of(raw) == row.message_id
-    assert sender == "backgammon@localhost" and recipients == ["bob@example.org", "c@example.org"]
+    assert sender == f"backgammon+bounce-{row.bounce_tag}@localhost"  # VERP: a bounce names this mail
+    assert recipients == ["bob@example.org", "c@example.org"]
     assert b"c@example.org" not in raw
     assert asyncio.run(pipeline.flush_outbox()) == 0 and sink.attempts == 4
 

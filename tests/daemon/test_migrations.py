@@ -128,6 +128,7 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
             connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN raw SET COMPRESSION pglz"))
         for added_later in ("players DROP COLUMN automove", "players DROP COLUMN greedy", "seats DROP COLUMN news",
                             "players DROP COLUMN page_token", "players DROP COLUMN bounces",
+                            "players DROP COLUMN unsubscribe_token",
                             "outbound_mail DROP COLUMN bounce_tag"):
             connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails), 0013 and 0014 add
         connection.execute(text("DROP TABLE delivery_failures"))

@@ -1,5 +1,6 @@
-"""Bounces: each outgoing mail's VERP tag (``outbound_mail.bounce_tag``), the failures bounces
-report (``delivery_failures``), and each address's count of permanent ones (``players.bounces``).
+"""Bounces and deliverability: each outgoing mail's VERP tag (``outbound_mail.bounce_tag``), the
+failures bounces report (``delivery_failures``), each address's count of permanent ones
+(``players.bounces``), and the secret of its List-Unsubscribe links (``players.unsubscribe_token``).
 
 Revision ID: 0014
 Revises: 0013
@@ -18,6 +19,8 @@ def upgrade() -> None:
         batch.create_index("ix_outbound_mail_bounce_tag", ["bounce_tag"], unique=True)
     with op.batch_alter_table("players") as batch:
         batch.add_column(sa.Column("bounces", sa.Integer(), nullable=False, server_default="0"))
+        batch.add_column(sa.Column("unsubscribe_token", sa.Text(), nullable=True))
+        batch.create_index("ix_players_unsubscribe_token", ["unsubscribe_token"], unique=True)
     op.create_table(
         "delivery_failures",
         sa.Column("id", sa.Integer(), primary_key=True),
