@@ -61,21 +61,28 @@ def dns_of(selector: str, record: str):
 
 
 @pytest.fixture(scope="module")
-def game_mail(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """A game mail as the service stored it (plain LF): Anna's turn after Ben accepted, with the
-    board as text, as HTML and as an inline picture."""
+def stored_mails(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
+    """The mails the service stored (plain LF) while Anna invited Ben and Ben accepted, with the
+    web board on (so the invitation to Ben, who has not played, carries one-click unsubscribe)."""
     data_dir = tmp_path_factory.mktemp("dkim-game") / "pbem-data"
     data_dir.mkdir()
     path = data_dir.parent / "pbem.toml"
     path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
-                    "[web]\nenabled = false\n", encoding="utf-8")
+                    '[web]\nbase_url = "https://bg.example.org"\n', encoding="utf-8")
     office = PostOffice(load_config(path), LoadedDice(seed=1, script=[(3, 1)]))
     anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
     invite_and_accept(office, anna, ben, "invite ben@example.org")
     with Session(office.engine) as session:
-        raw = session.exec(select(OutboundMail.raw).order_by(col(OutboundMail.id).desc())).first()
+        raws = list(session.exec(select(OutboundMail.raw).order_by(col(OutboundMail.id))).all())
     office.engine.dispose()
-    assert raw is not None and b"\r\n" not in raw
+    assert raws and not any(b"\r\n" in raw for raw in raws)
+    return raws
+
+
+@pytest.fixture(scope="module")
+def game_mail(stored_mails: list[bytes]) -> bytes:
+    """Anna's turn after Ben accepted: the board as text, as HTML and as an inline picture."""
+    raw = stored_mails[-1]
     for part in (b"Content-Type: text/html", b"Content-Type: image/png", b"In-Reply-To:", b"References:"):
         assert part in raw, part
     return raw
@@ -99,6 +106,18 @@ def test_a_signed_game_mail_verifies_against_the_public_key(keys, game_mail, kin
     present = {name.decode().lower() for name, _ in dkim.rfc822_parse(game_mail)[0]}
     assert set(signed_headers(signed)) == {name.lower() for name in SIGNED_HEADERS} & present
     assert "from" in signed_headers(signed) and "references" in signed_headers(signed)
+
+
+def test_the_unsubscribe_headers_of_an_invitation_are_signed(keys, stored_mails):
+    (invitation,) = [raw for raw in stored_mails if b": Invitation from Anna\n" in raw.split(b"\n\n")[0]]
+    assert b"\nList-Unsubscribe-Post: " in invitation
+    path, record = keys["rsa"]
+    signed = load_signer(path, DOMAIN, "pbem2026").sign(invitation)
+    assert {"list-unsubscribe", "list-unsubscribe-post", "from", "subject"} <= set(signed_headers(signed))
+    lookup = dns_of("pbem2026", record)
+    assert dkim.verify(signed, dnsfunc=lookup)
+    assert not dkim.verify(signed.replace(b"\nList-Unsubscribe-Post: ", b"\nList-Unsubscribe-Post:  x", 1),
+                           dnsfunc=lookup)
 
 
 def test_a_changed_body_subject_or_key_fails_verification(keys, game_mail):
