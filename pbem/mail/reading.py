@@ -380,8 +380,8 @@ def _readable_name(raw_name: str) -> str:
         pass
     try:
         return str(make_header(decode_header(name)))
-    except (HeaderParseError, LookupError, UnicodeError, ValueError):
-        return name
+    except (HeaderParseError, errors.CharsetError, LookupError, UnicodeError, ValueError):
+        return name  # a charset name with a raw 8-bit byte in it raises CharsetError
 
 
 def sender_and_subject(raw: bytes) -> tuple[str, str]:

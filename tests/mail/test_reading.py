@@ -308,6 +308,13 @@ def test_flowed_text_with_delsp_joins_without_the_space() -> None:
     assert read_mail(_mail(headers, body), SERVICE).new_text == "a long note that the client broke in two\nroll"
 
 
+def test_a_raw_byte_in_the_charset_of_an_encoded_name_keeps_the_name_as_written() -> None:
+    """Found by the test below: ``=?\x80so-8859-1?q?…?=`` made the email package raise CharsetError."""
+    raw = (FIXTURES / "outlook_de_latin1.eml").read_bytes()
+    mail = read_mail(raw[:8] + b"\x80" + raw[9:], SERVICE)
+    assert "@" in mail.sender
+
+
 @given(
     fixture=st.sampled_from(sorted(FIXTURES.glob("*.eml"))),
     position=st.integers(0, 3000),
