@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from pbem.config import Config, ImapConfig, SmtpConfig
 from pbem.mail.connecting import explain
-from pbem.mail.dkim import DkimKeyError, signer_of
+from pbem.mail.dkim import DkimKeyError, published, signer_of
 from pbem.mail.imap import DONE_FOLDER, FAILED_FOLDER, ImapSession
 from pbem.mail.smtp import SmtpSink
 
@@ -53,17 +53,19 @@ async def check_all(config: Config, out: TextIO) -> bool:
 
 
 def check_dkim(config: Config, out: TextIO) -> bool:
-    """One line on DKIM signing, when ``[smtp]`` asks for it: the key works (and the DNS record
-    its receivers look up), or what is wrong with it."""
+    """One line on DKIM signing, when ``[smtp]`` asks for it: the key works and the DNS publishes
+    it (with the record to publish), or what is wrong."""
     try:
         signer = signer_of(config)
     except DkimKeyError as exc:
         print(f"DKIM: FAILED: {exc}", file=out)
         return False
-    if signer is not None:
-        print(f"DKIM: OK: mail is signed as {signer.describe()}; receivers look up the TXT record "
-              f"{signer.dns_name} which must read \"{signer.dns_record}\"", file=out)
-    return True
+    if signer is None:
+        return True
+    fine, found = published(signer)
+    print(f"DKIM: {'OK' if fine else 'FAILED'}: mail is signed as {signer.describe()}; {found}; the TXT record "
+          f"{signer.dns_name} must read \"{signer.dns_record}\"", file=out)
+    return fine
 
 
 async def _check_one(label: str, server: Any, check: Callable[[Any], Awaitable[str]], local: str,

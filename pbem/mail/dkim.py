@@ -16,11 +16,14 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import dkim
 import dkim.crypto
+import dkim.dnsplug
+import dkim.util
 
 from pbem.config import Config
 
@@ -37,6 +40,17 @@ _ED25519_OID = bytes.fromhex("06032b6570")
 _ED25519_PKCS8_PREFIX = bytes.fromhex("302e020100300506032b657004220420")
 """An Ed25519 private key in PKCS#8 DER (``openssl genpkey -algorithm ed25519``): this, then the 32-byte seed."""
 _PROBE = b"From: probe@example.org\nSubject: probe\n\nprobe\n"
+
+
+TxtLookup = Callable[[bytes, int], bytes | None]
+"""dkimpy's DNS lookup: (name with a trailing dot, timeout in seconds) → the TXT record, or None."""
+DNS_TIMEOUT = 5
+
+
+def dns_txt(name: bytes, timeout: int) -> bytes | None:
+    """The TXT record at ``name``, as receivers look it up (dkimpy over dnspython)."""
+    record: bytes | None = dkim.dnsplug.get_txt(name, timeout=timeout)
+    return record
 
 
 class DkimKeyError(Exception):
@@ -84,6 +98,29 @@ class DkimSigner:
                                      signature_algorithm=self.algorithm.encode("ascii"),
                                      include_headers=headers, linesep=line_end)
         return signature + raw
+
+
+def published(signer: DkimSigner, lookup: TxtLookup | None = None) -> tuple[bool, str]:
+    """Whether the DNS publishes this key where receivers look (True also when DNS cannot be
+    asked: that says nothing about the record), and what was found, in words."""
+    name = f"{signer.dns_name}.".encode("ascii")
+    try:
+        record = (lookup or dns_txt)(name, DNS_TIMEOUT)
+    except (dkim.DKIMException, OSError) as exc:
+        return True, f"DNS could not be asked ({exc}); look the record up by hand"
+    if record is None:
+        return False, f"no TXT record at {signer.dns_name} yet: receivers cannot check the signatures until it is published"
+    try:
+        tags = dkim.util.parse_tag_value(record)
+    except dkim.util.InvalidTagValueList:
+        tags = {}
+    if b"p" not in tags:
+        return False, f"the TXT record at {signer.dns_name} is not a DKIM key record: {record[:200]!r}"
+    public_key = b"".join(tags[b"p"].split())
+    if public_key != signer.public_key:
+        return False, (f"the TXT record at {signer.dns_name} holds another public key than dkim_key_file's: "
+                       "receivers will find every signature broken")
+    return True, f"the TXT record at {signer.dns_name} holds its public key"
 
 
 def signer_of(config: Config) -> DkimSigner | None:

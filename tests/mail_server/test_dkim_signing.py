@@ -198,13 +198,39 @@ def test_a_key_that_cannot_sign_is_refused_with_what_is_wrong(tmp_path, keys):
             load_signer(path, DOMAIN, "s1")
 
 
-def test_pbem_check_reports_the_key(keys, data_dir, smtp_server, tmp_path, capsys):
+def test_pbem_check_reports_the_key_and_its_dns_record(keys, data_dir, smtp_server, tmp_path, capsys, monkeypatch):
     path, record = keys["rsa"]
+    published: dict[bytes, bytes] = {}
+    monkeypatch.setattr("pbem.mail.dkim.dns_txt", lambda name, timeout: published.get(name))
     good = dkim_config(data_dir, smtp_server, f'dkim_selector = "s1"\ndkim_key_file = "{path}"\n')
+    wanted = f'the TXT record s1._domainkey.example.org must read "{record}"'
+
+    assert main(["check", "--config", good.source]) == 1  # not published yet
+    out = capsys.readouterr().out
+    assert "DKIM: FAILED: mail is signed as d=example.org s=s1 (RSA 2048-bit key); no TXT record at " \
+           "s1._domainkey.example.org yet" in out and wanted in out, out
+
+    published[b"s1._domainkey.example.org."] = record.replace("; p=", ";\tp=").encode()
     assert main(["check", "--config", good.source]) == 0
     out = capsys.readouterr().out
-    assert f'DKIM: OK: mail is signed as d=example.org s=s1 (RSA 2048-bit key); receivers look up the TXT ' \
-           f'record s1._domainkey.example.org which must read "{record}"' in out, out
+    assert "DKIM: OK: mail is signed as d=example.org s=s1 (RSA 2048-bit key); the TXT record at " \
+           "s1._domainkey.example.org holds its public key" in out and wanted in out, out
+
+    published[b"s1._domainkey.example.org."] = keys["another rsa"][1].encode()
+    assert main(["check", "--config", good.source]) == 1
+    assert "holds another public key than dkim_key_file's" in capsys.readouterr().out
+
+    published[b"s1._domainkey.example.org."] = b"v=spf1 -all"
+    assert main(["check", "--config", good.source]) == 1
+    assert "s1._domainkey.example.org is not a DKIM key record: b'v=spf1 -all'" in capsys.readouterr().out
+
+    def unreachable(name: bytes, timeout: int) -> bytes:
+        raise dkim.DnsTimeoutError("dns.exception.Timeout: no answer")
+    monkeypatch.setattr("pbem.mail.dkim.dns_txt", unreachable)
+    assert main(["check", "--config", good.source]) == 0  # says nothing about the record
+    assert "DKIM: OK: mail is signed as d=example.org s=s1 (RSA 2048-bit key); DNS could not be asked" \
+           in capsys.readouterr().out
+
     for broken, words in broken_keys(tmp_path, keys):
         config = dkim_config(data_dir, smtp_server, f'dkim_selector = "s1"\ndkim_key_file = "{broken}"\n')
         assert main(["check", "--config", config.source]) == 1
