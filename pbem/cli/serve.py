@@ -29,7 +29,7 @@ def serve(args: argparse.Namespace) -> int:
     try:
         asyncio.run(run_daemon(config, partial(handle_mail, config=config), periodic_jobs(config),
                                web_app=partial(web_board_app, config)))
-    except (SchemaError, AlreadyServing, WebServerError) as exc:
+    except (SchemaError, AlreadyServing, WebServerError, DkimKeyError) as exc:
         raise UsageError(str(exc)) from None
     return 0
 
