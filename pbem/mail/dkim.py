@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,13 +41,12 @@ _ED25519_PKCS8_PREFIX = bytes.fromhex("302e020100300506032b657004220420")
 _PROBE = b"From: probe@example.org\nSubject: probe\n\nprobe\n"
 
 
-TxtLookup = Callable[[bytes, int], bytes | None]
-"""dkimpy's DNS lookup: (name with a trailing dot, timeout in seconds) → the TXT record, or None."""
 DNS_TIMEOUT = 5
 
 
 def dns_txt(name: bytes, timeout: int) -> bytes | None:
-    """The TXT record at ``name``, as receivers look it up (dkimpy over dnspython)."""
+    """The TXT record at ``name`` (with its trailing dot), as receivers look it up (dkimpy over
+    dnspython); None when there is none."""
     record: bytes | None = dkim.dnsplug.get_txt(name, timeout=timeout)
     return record
 
@@ -100,12 +98,12 @@ class DkimSigner:
         return signature + raw
 
 
-def published(signer: DkimSigner, lookup: TxtLookup | None = None) -> tuple[bool, str]:
+def published(signer: DkimSigner) -> tuple[bool, str]:
     """Whether the DNS publishes this key where receivers look (True also when DNS cannot be
     asked: that says nothing about the record), and what was found, in words."""
     name = f"{signer.dns_name}.".encode("ascii")
     try:
-        record = (lookup or dns_txt)(name, DNS_TIMEOUT)
+        record = dns_txt(name, DNS_TIMEOUT)
     except (dkim.DKIMException, OSError) as exc:
         return True, f"DNS could not be asked ({exc}); look the record up by hand"
     if record is None:
