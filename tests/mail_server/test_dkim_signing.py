@@ -10,6 +10,9 @@ import asyncio
 import base64
 import subprocess
 import sys
+from datetime import timedelta
+from email.parser import BytesParser
+from email.policy import default as default_policy
 from pathlib import Path
 
 import dkim
@@ -18,11 +21,15 @@ from mail_servers import SmtpServer
 from sqlmodel import Session, col, select
 
 from pbem.cli import main
-from pbem.config import Config, load_config
+from pbem.config import Config, SmtpConfig, load_config
+from pbem.daemon.pipeline import MailPipeline
 from pbem.mail.dkim import SIGNED_HEADERS, DkimKeyError, DkimSigner, load_signer, signer_of
 from pbem.mail.sinks import DkimSigningSink
+from pbem.mail.smtp import SmtpSink
+from pbem.mail.sources import MaildirSource
 from pbem.mail.transport import open_outbound_sink
-from pbem.store.mail_records import OutboundMail
+from pbem.store.db import session_scope, utc_now
+from pbem.store.mail_records import OutboundMail, queue_mail
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "service"))
 
@@ -159,6 +166,34 @@ def test_the_mail_a_real_smtp_server_receives_verifies(keys, game_mail, data_dir
     assert received.raw.startswith(b"DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=example.org;")
     assert dkim.verify(received.raw, dnsfunc=dns_of("pbem2026", record))
     assert not dkim.verify(received.raw.replace(b"Anna", b"Anne"), dnsfunc=dns_of("pbem2026", record))
+
+
+def test_the_outbox_keeps_mail_unsigned_and_a_retry_is_signed_with_the_key_of_its_time(
+        keys, game_mail, engine, config, smtp_server):
+    """The first attempt is refused (451); the operator rotates the key; the retry carries a
+    signature of the new key alone, and the stored mail never carried one."""
+    with session_scope(engine) as session:
+        queue_mail(session, BytesParser(policy=default_policy).parsebytes(game_mail))
+    now = [utc_now()]
+
+    def pipeline(kind: str, selector: str) -> MailPipeline:
+        signer = load_signer(keys[kind][0], DOMAIN, selector)
+        sink = DkimSigningSink(SmtpSink(SmtpConfig(host="127.0.0.1", port=smtp_server.port, security="none"),
+                                        timeout=5), signer)
+        return MailPipeline(engine, MaildirSource(config.inbox_dir), sink, lambda *args: None,
+                            clock=lambda: now[0])
+
+    smtp_server.recorder.refusing = True
+    assert asyncio.run(pipeline("rsa", "old").flush_outbox()) == 0
+    smtp_server.recorder.refusing = False
+    now[0] += timedelta(hours=1)
+    assert asyncio.run(pipeline("another rsa", "new").flush_outbox()) == 1
+    (received,) = smtp_server.recorder.wait_for(1)
+    assert received.raw.count(b"DKIM-Signature:") == 1 and b"s=new;" in received.raw
+    assert dkim.verify(received.raw, dnsfunc=dns_of("new", keys["another rsa"][1]))
+    with session_scope(engine) as session:
+        (row,) = session.exec(select(OutboundMail)).all()
+        assert row.sent_at is not None and row.attempts == 2 and b"DKIM-Signature" not in row.raw
 
 
 def test_the_signing_domain_is_the_service_address_s_unless_given(keys, data_dir, smtp_server):
