@@ -191,6 +191,9 @@ def _run(talk: Conversation, mail: IncomingMail) -> None:
     # unsubscribe token, or by the operator's own server vouching for its From address
     # ([imap] trusted_authserv_id).
     proven = table is not None or confirmation is not None or unsubscribing or mail.sender_authenticated
+    if mail.sender_authenticated and found is None and confirmation is None:
+        log.info("inbox %s: %s is vouched for by the trusted Authentication-Results", mail.message_id,
+                 talk.sender.address)
     if proven and mail.sender_name and mail.sender_name != talk.sender.name:
         # A name is taken only from a mail that proves its sender, and only an honest one.
         if honest_name(talk.session, talk.sender, mail.sender_name, talk.config):

@@ -4,6 +4,8 @@ at once; any other new mail still asks its sender to confirm first."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from post_office import LoadedDice, Player, PostOffice, is_confirmation, recipient, text_of
 
@@ -30,9 +32,11 @@ def invite(anna: Player, *authentication_results: str) -> list:
     return anna.post(message)
 
 
-def test_an_invitation_vouched_for_by_the_trusted_server_needs_no_confirmation(office):
+def test_an_invitation_vouched_for_by_the_trusted_server_needs_no_confirmation(office, caplog):
     anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    caplog.set_level(logging.INFO, logger="pbem.service.inbox")
     sent = invite(anna, f"{TRUSTED}; spf=pass smtp.mailfrom=example.org; dmarc=pass header.from=example.org")
+    assert "anna@example.org is vouched for by the trusted Authentication-Results" in caplog.text
     assert not any(is_confirmation(mail) for mail in sent), [text_of(mail)[:200] for mail in sent]
     assert office.table().status is MatchStatus.INVITED
     (card,) = [mail for mail in sent if recipient(mail) == ben.address]
