@@ -137,6 +137,42 @@ class Invite:
 
 
 @dataclass(frozen=True)
+class TournamentNew:
+    """``tournament new NAME knockout N match L [clock 3d/14d] [unrated]``."""
+
+    name: str
+    size: int
+    length: int
+    move_clock: timedelta | None = None
+    time_bank: timedelta | None = None
+    rated: bool = True
+
+
+@dataclass(frozen=True)
+class TournamentAction:
+    """``tournament join|leave|start|withdraw CODE``: what changes a player's place in it."""
+
+    action: str
+    """``join``, ``leave``, ``start`` or ``withdraw``."""
+    code: str
+
+
+@dataclass(frozen=True)
+class TournamentInvite:
+    """``tournament invite CODE ADDRESS…``: the organiser invites people to join."""
+
+    code: str
+    addresses: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TournamentShow:
+    """``tournament CODE``: the bracket (or the entries) as text."""
+
+    code: str
+
+
+@dataclass(frozen=True)
 class PlayAssistant:
     options: GameOptions = field(default_factory=GameOptions)
 
@@ -306,6 +342,7 @@ Command = (
     Invite | PlayAssistant | Accept | Decline | Move | Roll | Double | Take | Drop | Beaver
     | Resign | OfferResignation | Remis | Rematch | Board | Games | Ratings | Language | SetNumbering | Vacation
     | Stop | Autoroll | Copies | Automove | Greedy | Help | Confirm | Credits | Note | CommandError
+    | TournamentNew | TournamentAction | TournamentInvite | TournamentShow
 )
 
 _ALONE: dict[str, Command] = {
@@ -354,6 +391,21 @@ _INVITE_WORDS = ("invite", "einladen")
 _PLAY_WORDS = ("play", "gegen")
 _ASSISTANT_WORDS = ("assistant", "assistent")
 
+_TOURNAMENT_WORDS = ("tournament", "turnier")
+_TOURNAMENT_ACTIONS = {
+    **dict.fromkeys(("join", "teilnehmen"), "join"), **dict.fromkeys(("leave", "verlassen"), "leave"),
+    **dict.fromkeys(("start", "starten"), "start"),
+    **dict.fromkeys(("withdraw", "zurückziehen", "zurueckziehen"), "withdraw"),
+}
+_TOURNAMENT_NEW_WORDS = ("new", "neu")
+_KNOCKOUT_WORDS = ("knockout", "ko")
+_TOURNAMENT_SIZES = (4, 8, 16, 32, 64)
+MAX_TOURNAMENT_INVITES = 10
+"""Addresses one ``tournament invite`` line may name."""
+_TOURNAMENT_NAME = re.compile(r"[\w-]{1,30}")
+TOURNAMENT_CODE = re.compile(r"[a-z2-7]{6}")
+"""A tournament's code: six letters and digits of base32 (``pbem.service.tournaments``)."""
+
 _FORMAT_WORDS = {
     **dict.fromkeys(("single", "einzel"), Format.SINGLE),
     **dict.fromkeys(("match", "partie"), Format.MATCH),
@@ -387,12 +439,13 @@ _GERMAN_KEYWORDS = frozenset((
     "annehmen", "ablehnen", "würfeln", "wuerfeln", "doppeln", "biber", "$aufgeben", "revanche",
     "brett", "spiele", "rangliste", "stopp", "hilfe", "ja", "bestätigen", "bestaetigen", "sprache",
     "zählung", "zaehlung", "urlaub", "einladen", "gegen", "abrechnen", "autowürfeln", "autowuerfeln",
-    "kopien", "aufgeben", "konto", "preis", "automatisch", "gierig",
+    "kopien", "aufgeben", "konto", "preis", "automatisch", "gierig", "turnier",
 ))
 _ENGLISH_KEYWORDS = frozenset((
     "accept", "decline", "roll", "double", "take", "drop", "beaver", "$quit", "rematch", "board",
     "games", "ratings", "stop", "help", "yes", "confirm", "lang", "numbering", "vacation", "invite",
     "play", "settle", "autoroll", "copies", "resign", "reject", "credits", "prize", "automove", "greedy",
+    "tournament",
 ))
 _GERMAN_WORDS = frozenset((
     "und", "ich", "nicht", "der", "die", "das", "ist", "bitte", "danke", "hallo", "mit", "für",
@@ -492,6 +545,8 @@ def _read_line(line: str) -> Command:
         return _vacation_command(line, arguments)
     if keyword in _INVITE_WORDS:
         return _invite_command(line, arguments)
+    if keyword in _TOURNAMENT_WORDS and arguments:
+        return _tournament_command(line, arguments)
     if keyword in _PLAY_WORDS and arguments and arguments[0] in _ASSISTANT_WORDS:
         options = _game_options(line, arguments[1:])
         return options if isinstance(options, CommandError) else PlayAssistant(options)
@@ -530,6 +585,60 @@ def _invite_command(line: str, arguments: list[str]) -> Command:
         rest = rest[1:]  # Outlook's plain text repeats a linked address as <mailto:…>
     options = _game_options(line, rest)
     return options if isinstance(options, CommandError) else Invite(address, options)
+
+
+def _tournament_command(line: str, arguments: list[str]) -> Command:
+    """``tournament new …``, ``tournament ACTION CODE``, ``tournament invite CODE ADDRESS…`` or
+    ``tournament CODE``; any other shape is an error that shows the forms."""
+    first = arguments[0]
+    if first in _TOURNAMENT_NEW_WORDS:
+        return _new_tournament(line, arguments[1:])
+    if first in _TOURNAMENT_ACTIONS and len(arguments) == 2 and TOURNAMENT_CODE.fullmatch(arguments[1]):
+        return TournamentAction(_TOURNAMENT_ACTIONS[first], arguments[1])
+    if first in _INVITE_WORDS and len(arguments) >= 3 and TOURNAMENT_CODE.fullmatch(arguments[1]):
+        addresses = tuple(dict.fromkeys(word.removeprefix("mailto:").strip("<>,;") for word in arguments[2:]))
+        for address in addresses:
+            if not (is_plain_address(address) and "." in address.rpartition("@")[2]):
+                return CommandError(line, "invite-address", address)
+        if len(addresses) > MAX_TOURNAMENT_INVITES:
+            return CommandError(line, "tournament-invites", str(MAX_TOURNAMENT_INVITES))
+        return TournamentInvite(arguments[1], addresses)
+    if len(arguments) == 1 and TOURNAMENT_CODE.fullmatch(first):
+        return TournamentShow(first)
+    return CommandError(line, "tournament", " ".join(arguments)[:40])
+
+
+def _new_tournament(line: str, arguments: list[str]) -> Command:
+    """``NAME knockout N match L [clock 3d/14d] [unrated]``, the options in any order after the name."""
+    original = line.split()[2:] if len(line.split()) > 2 else []
+    if not original or not _TOURNAMENT_NAME.fullmatch(original[0]):
+        return CommandError(line, "tournament-name", original[0] if original else "")
+    settings: dict[str, object] = {"name": original[0]}
+    words, position = arguments[1:], 0
+    while position < len(words):
+        word, value = words[position], words[position + 1] if position + 1 < len(words) else ""
+        position += 2
+        if word in _KNOCKOUT_WORDS:
+            if not value.isdigit() or int(value) not in _TOURNAMENT_SIZES:
+                return CommandError(line, "tournament-size", value)
+            settings["size"] = int(value)
+        elif word in ("match", "partie"):
+            if not (length := _whole_number(value, MAX_MATCH_LENGTH)):
+                return CommandError(line, "match-length", value)
+            settings["length"] = length
+        elif word in _CLOCK_WORDS:
+            clocks = _clocks(value)
+            if clocks is None:
+                return CommandError(line, "clock", value)
+            settings["move_clock"], settings["time_bank"] = clocks
+        elif word in ("unrated", "ungewertet"):
+            settings["rated"] = False
+            position -= 1
+        else:
+            return CommandError(line, "unknown-option", word)
+    if "size" not in settings or "length" not in settings:
+        return CommandError(line, "tournament", " ".join(arguments)[:40])
+    return TournamentNew(**settings)  # type: ignore[arg-type]  # the keys are TournamentNew fields, set above
 
 
 def _game_options(line: str, words: list[str]) -> GameOptions | CommandError:

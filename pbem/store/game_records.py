@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Integer, Text
+from sqlalchemy import JSON, Column, Index, Integer, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from pbem.rules.rating import START_RATING
@@ -108,6 +108,8 @@ class MatchRecord(SQLModel, table=True):
 
     __tablename__ = "matches"
     __mapper_args__ = {"version_id_col": _MATCH_VERSION}
+    __table_args__ = (UniqueConstraint("tournament_id", "tournament_round", "tournament_index",
+                                       name="uq_matches_tournament_pairing"),)
 
     id: int | None = Field(default=None, primary_key=True)
     version: int = Field(default=1, sa_column=_MATCH_VERSION)
@@ -140,6 +142,11 @@ class MatchRecord(SQLModel, table=True):
     dice_rolls: int = 0
     """How many rolls the current game has taken from its seed: the next roll's number k.
     Counted up in the transaction that records the roll, under the match's lock."""
+    tournament_id: int | None = Field(default=None, foreign_key="tournaments.id", index=True)
+    """The knockout this match is a pairing of, at ``tournament_round``/``tournament_index`` of
+    its bracket (unique: two daemons never start a pairing twice)."""
+    tournament_round: int | None = None
+    tournament_index: int | None = None
 
 
 class Seat(SQLModel, table=True):
@@ -222,3 +229,51 @@ class ReviewJob(SQLModel, table=True):
     done_at: datetime | None = Field(sa_type=UTCDateTime, default=None, index=True)
     """Set in the transaction that queued the review mails (or when the job was given up)."""
     error: str = Field(sa_type=Text, default="")
+
+
+_TOURNAMENT_VERSION = _version_column()
+
+
+class TournamentStatus(StrEnum):
+    OPEN = "open"
+    """Taking entries."""
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
+class TournamentRecord(SQLModel, table=True):
+    """A knockout tournament by mail; its bracket (``pbem.rules.brackets.Bracket.to_dict()``) is
+    changed under the row's lock, as a match's game is."""
+
+    __tablename__ = "tournaments"
+    __mapper_args__ = {"version_id_col": _TOURNAMENT_VERSION}
+
+    id: int | None = Field(default=None, primary_key=True)
+    version: int = Field(default=1, sa_column=_TOURNAMENT_VERSION)
+    code: str = Field(sa_type=Text, unique=True, index=True)
+    """What players write to join (``tournament join CODE``): short, not secret."""
+    name: str = Field(sa_type=Text)
+    size: int
+    match_length: int
+    rated: bool = True
+    move_clock: float | None = None
+    """Seconds per move of its matches (None: the server's default), and the time bank."""
+    time_bank: float | None = None
+    organiser_id: int = Field(foreign_key="players.id")
+    status: TournamentStatus = Field(sa_type=Text, default=TournamentStatus.OPEN, index=True)
+    bracket: dict[str, Any] | None = Field(sa_type=JSON, default=None)
+    rounds_told: int = 0
+    """The rounds whose end every player has been sent a mail about."""
+    created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+    started_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    finished_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+
+
+class TournamentEntry(SQLModel, table=True):
+    """A player in a tournament, from joining on (``leave`` before the start deletes the row)."""
+
+    __tablename__ = "tournament_entries"
+
+    tournament_id: int = Field(foreign_key="tournaments.id", primary_key=True)
+    player_id: int = Field(foreign_key="players.id", primary_key=True, index=True)
+    joined_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)

@@ -129,9 +129,11 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
         for added_later in ("players DROP COLUMN automove", "players DROP COLUMN greedy", "seats DROP COLUMN news",
                             "players DROP COLUMN page_token", "players DROP COLUMN bounces",
                             "players DROP COLUMN unsubscribe_token",
-                            "outbound_mail DROP COLUMN bounce_tag"):
-            connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails), 0013 and 0014 add
-        connection.execute(text("DROP TABLE delivery_failures"))
+                            "outbound_mail DROP COLUMN bounce_tag", "matches DROP COLUMN tournament_id",
+                            "matches DROP COLUMN tournament_round", "matches DROP COLUMN tournament_index"):
+            connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0015 add
+        for table in ("delivery_failures", "tournament_entries", "tournaments"):
+            connection.execute(text(f"DROP TABLE {table}"))
         connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
     assert upgrade_schema(engine) == (before, head_revision())
     with engine.connect() as connection:
