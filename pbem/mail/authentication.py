@@ -22,6 +22,9 @@ from collections.abc import Sequence
 import authres
 import authres.core
 
+MAX_COMMENT_DEPTH = 8
+"""Comments nest no deeper than this in a header worth parsing: authres parses them by
+recursion, and a hostile mail could nest thousands."""
 _AUTHSERV_ID = re.compile(r"\s*(?:\([^()]*\)\s*)*([^\s;()]+)")
 """The authserv-id at the start of a header value, after any comment, before parsing it all:
 to tell which header is ours even when the rest does not parse."""
@@ -39,12 +42,26 @@ def sender_authenticated(headers: Sequence[str], sender: str, trusted_authserv_i
         found = _AUTHSERV_ID.match(unfolded)
         if found is None or found.group(1).lower() != trusted:
             continue
+        if _comment_depth(unfolded) > MAX_COMMENT_DEPTH:
+            return False
         try:
             parsed = authres.all_features().parse_value(unfolded)
-        except (authres.core.AuthResError, ValueError, TypeError, IndexError):
+        except (authres.core.AuthResError, ValueError, TypeError, IndexError, RecursionError):
             return False
         return any(_proves(result, domain) for result in parsed.results)
     return False
+
+
+def _comment_depth(text: str) -> int:
+    """How deep parentheses nest in ``text`` (escaped ones count too: an upper bound)."""
+    depth = deepest = 0
+    for character in text:
+        if character == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif character == ")":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def _proves(result: authres.core.AuthenticationResult, domain: str) -> bool:

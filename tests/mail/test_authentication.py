@@ -4,6 +4,8 @@ headers prove the From address, and which prove nothing."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pbem.mail.authentication import sender_authenticated
 from pbem.mail.reading import ReadingContext, read_mail
@@ -58,6 +60,18 @@ def test_what_proves_the_sender(headers, sender):
 ])
 def test_what_proves_nothing(headers, sender):
     assert not sender_authenticated(headers, sender, TRUSTED)
+
+
+def test_deeply_nested_comments_prove_nothing_and_cost_nothing():
+    nested = f"{TRUSTED}; dmarc=pass (" + "(" * 5000 + ")" * 5000 + ") header.from=example.org"
+    assert not sender_authenticated([nested], ANNA, TRUSTED)
+    shallow = f"{TRUSTED}; dmarc=pass (checked (by (mx))) header.from=example.org"
+    assert sender_authenticated([shallow], ANNA, TRUSTED)
+
+
+@given(st.text(alphabet=st.sampled_from(list("();=.@ \"\\\r\nadhimpsx-1")), max_size=300))
+def test_any_header_after_the_trusted_id_is_read_without_failing(rest):
+    assert sender_authenticated([f"{TRUSTED}; {rest}"], ANNA, TRUSTED) in (True, False)
 
 
 def raw_mail(*authentication_results: str) -> bytes:
