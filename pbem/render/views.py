@@ -65,6 +65,23 @@ class Notice(StrEnum):
     PRIZE_NOT_ALLOWED = "prize_not_allowed"
     PRIZE_NOT_WITH_ASSISTANT = "prize_not_with_assistant"
     PRIZE_NOT_COVERED = "prize_not_covered"
+    TOURNAMENT_OPENED = "tournament_opened"
+    TOURNAMENT_JOINED = "tournament_joined"
+    TOURNAMENT_LEFT = "tournament_left"
+    TOURNAMENT_UNKNOWN = "tournament_unknown"
+    TOURNAMENT_NOT_OPEN = "tournament_not_open"
+    TOURNAMENT_ALREADY_IN = "tournament_already_in"
+    TOURNAMENT_NOT_IN = "tournament_not_in"
+    TOURNAMENT_NOT_ORGANISER = "tournament_not_organiser"
+    TOURNAMENT_TOO_FEW = "tournament_too_few"
+    TOURNAMENT_OVER_ALREADY = "tournament_over_already"
+    TOURNAMENT_STARTED = "tournament_started"
+    TOURNAMENT_WITHDRAWN = "tournament_withdrawn"
+    TOURNAMENT_ROUND_OVER = "tournament_round_over"
+    TOURNAMENT_OVER = "tournament_over"
+    TOURNAMENT_BRACKET = "tournament_bracket"
+    TOURNAMENT_INVITATION = "tournament_invitation"
+    TOURNAMENT_INVITED = "tournament_invited"
 
 
 class EventKind(StrEnum):
@@ -103,6 +120,7 @@ class EventKind(StrEnum):
     PRIZE_NOT_COVERED = "prize_not_covered"
     PRIZE_ESCROWED = "prize_escrowed"
     PRIZE_PAID = "prize_paid"
+    TOURNAMENT_MATCH = "tournament_match"
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,10 @@ class Conversation:
     letter that would only repeat it is left out, as with ``copies off``."""
     automatic: bool = False
     """Events recorded now are done by the service (:func:`pbem.service.play.advance`)."""
+    bulletins: dict[int, tuple[Player, list[str], str | None]] = field(default_factory=dict)
+    """Texts for players other than the sender, about no one match (a tournament's round), by
+    player id, with the confirmation token of the letter's Reply-To if it asks for a ``yes``:
+    each gets a letter of their own, in their own language."""
 
     # -- recording ------------------------------------------------------------------------
 
@@ -160,6 +164,19 @@ class Conversation:
     def notice(self, macro: Notice, **context: Any) -> str:
         module = _module("notices.txt", self.language(self.sender), self.sender_context())
         return str(getattr(module, macro)(**context)).strip()
+
+    def tell(self, player: Player, macro: Notice, reply_token: str | None = None, **context: Any) -> None:
+        """Tell ``player`` (the sender or anyone else) one of the ``notices.txt`` texts, in a
+        letter about no match; the sender's goes into their answer.  ``reply_token``: the
+        letter asks for a ``yes`` (a held command, :class:`AccountConfirmation`)."""
+        if player.id == self.sender.id and reply_token is None:
+            self.say_template(macro, **context)
+            return
+        module = _module("notices.txt", self.language(player), self.context_of(player))
+        text = str(getattr(module, macro)(**context)).strip()
+        assert player.id is not None
+        _, texts, token = self.bulletins.setdefault(player.id, (player, [], reply_token))
+        texts.append(text)
 
     def error(self, code: str, details: dict[str, Any] | str, table: Table | None = None, seat: int = 0) -> None:
         """Tell the sender why something could not be done, in their words and numbering; the
@@ -191,8 +208,11 @@ class Conversation:
         return player.language or written or self.config.service.language
 
     def sender_context(self) -> dict[str, Any]:
-        return {"numbering": self.sender.numbering, "colour": "white", "service": self.config.service,
-                "games_link": games_link(self.session, self.sender, self.config)}
+        return self.context_of(self.sender)
+
+    def context_of(self, player: Player) -> dict[str, Any]:
+        return {"numbering": player.numbering, "colour": "white", "service": self.config.service,
+                "games_link": games_link(self.session, player, self.config)}
 
     # -- letters --------------------------------------------------------------------------
 
@@ -231,7 +251,21 @@ class Conversation:
         if general or (self.answer_needed
                        and not (copy_left_out or any(player.id == self.sender.id for player, _, _ in result))):
             result.append((self.sender, None, self._general_letter(general)))
+        for player, texts, token in self.bulletins.values():
+            if not is_assistant(player):
+                result.append((player, None, self._bulletin(player, texts, token)))
         return result
+
+    def _bulletin(self, player: Player, texts: list[str], token: str | None) -> Letter:
+        """A letter to someone other than the sender, about no match: a thread of its own."""
+        language = self.language(player)
+        context = self.context_of(player)
+        subject = str(_module("notices.txt", language, context).subject_general()).strip()
+        return Letter(to_address=player.address, to_name=player.name, subject=subject,
+                      text=render("notice.txt", language, texts=texts, **context),
+                      html=render("notice.html", language, texts=texts, subject=subject, **context),
+                      language=language, token=token,
+                      unsubscribe=unsubscribe_links(self.session, player, self.config) if token else ())
 
     def _nothing_new(self, news: News) -> bool:
         return not (news.events or news.for_sender or news.attachments or news.table.id in self.erred)

@@ -41,7 +41,7 @@ from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, Unre
                                subject_text)
 from pbem.render.views import Notice
 from pbem.mail.bounces import read_bounce, sent_to_bounce_address
-from pbem.service import account, bounces, clocks, invitations, play
+from pbem.service import account, bounces, clocks, invitations, play, tournaments
 from pbem.service.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.conversation import Answering, Conversation
 from pbem.service.dice import SEEDED_DICE, DiceRoller
@@ -59,7 +59,8 @@ _GAME_COMMANDS = (
 _ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings, commands.Credits)
 """Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
 _NEEDS_PROOF = (commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite,
-                commands.Autoroll, commands.Copies, commands.Automove, commands.Greedy)
+                commands.Autoroll, commands.Copies, commands.Automove, commands.Greedy, commands.TournamentNew,
+                commands.TournamentAction, commands.TournamentInvite)
 """Account commands and invitations (which start rated games on a clock in the sender's name):
 taken only from a mail that proves the sender reads their mailbox."""
 CONFIRMATION_VALID = timedelta(days=7)
@@ -423,6 +424,18 @@ def _dispatch(
         case commands.Invite():
             talk.invitation_apart = True
             invitations.invite(talk, command)
+        case commands.TournamentNew():
+            talk.invitation_apart = True
+            tournaments.open_tournament(talk, command)
+        case commands.TournamentAction():
+            talk.invitation_apart = True
+            tournaments.act(talk, command)
+        case commands.TournamentInvite():
+            talk.invitation_apart = True
+            tournaments.invite(talk, command)
+        case commands.TournamentShow():
+            talk.invitation_apart = True
+            tournaments.show(talk, command)
         case commands.Accept() | commands.Decline() if (table is not None and seat is not None
                                                         and table.status is MatchStatus.INVITED):
             (invitations.accept if isinstance(command, commands.Accept) else invitations.decline)(talk, table, seat)
@@ -447,6 +460,9 @@ def send_letters(talk: Conversation) -> None:
     """Start the clocks of the turns this mail (or the clock job) began, then queue every letter
     in this transaction and thread it into its recipient's thread."""
     config = talk.config
+    for news in list(talk.news.values()):  # a tournament's next pairings add news of their own
+        if news.table.record.tournament_id is not None and news.table.status is MatchStatus.FINISHED:
+            tournaments.match_finished(talk, news.table)
     for news in talk.news.values():
         clocks.sync(news.table, config, talk.now)
     for player, table, letter in talk.letters():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import and_
 from sqlalchemy.orm import aliased
@@ -144,7 +145,7 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
     if invitee.language is None:  # the invitation's language, else the inviter's
         invitee.language = command.options.language or talk.language(talk.sender)
         talk.session.add(invitee)
-    _open_match(talk, (talk.sender, invitee), command.options)
+    open_match(talk, (talk.sender, invitee), command.options)
 
 
 def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
@@ -155,7 +156,7 @@ def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
         talk.say_template(Notice.PRIZE_NOT_WITH_ASSISTANT)
         return
     players = (talk.sender, assistant.assistant_player(talk.session))
-    table = _open_match(talk, players, replace(options, rated=False))
+    table = open_match(talk, players, replace(options, rated=False))
     accept(talk, table, 1)
 
 
@@ -174,10 +175,12 @@ def _matches_opened_in_a_day(talk: Conversation, seat: int, player: Player) -> i
     return len(talk.session.exec(query).all())
 
 
-def _open_match(
+def open_match(
     talk: Conversation, players: tuple[Player, Player], options: commands.GameOptions,
-    rematch_of: int | None = None,
+    rematch_of: int | None = None, announced: EventKind = EventKind.INVITED, **about: Any,
 ) -> Table:
+    """A new match of ``players`` (seat 0 first), its terms told to both as ``announced``
+    (an invitation; a tournament's pairing names its tournament and round in ``about``)."""
     rules = match_rules(options, talk.config.game.cube_cap)
     if options.prize is not None:  # the fee is fixed now: the game pays what this invitation promises
         options = replace(options, prize=options.prize.with_fee(talk.config.credits.fee_percent))
@@ -193,10 +196,10 @@ def _open_match(
     talk.session.flush()
     table = Table.load(talk.session, record)
     game_config = talk.config.game
-    talk.event(table, EventKind.INVITED, 0, rules=rules.to_dict(), settle=options.settle, rated=options.rated,
+    talk.event(table, announced, 0, rules=rules.to_dict(), settle=options.settle, rated=options.rated,
                **credits.invitation_terms(options.prize, talk.config),
                move_clock=options.move_clock or game_config.move_clock,
-               time_bank=game_config.time_bank if options.time_bank is None else options.time_bank)
+               time_bank=game_config.time_bank if options.time_bank is None else options.time_bank, **about)
     return table
 
 
@@ -257,7 +260,7 @@ def rematch(talk: Conversation, table: Table, seat: int) -> None:
         return
     if options.prize is not None and credits.refuse_invitation(talk, options.prize, opponent, table):
         return
-    new_table = _open_match(talk, (talk.sender, opponent), options, rematch_of=table.id)
+    new_table = open_match(talk, (talk.sender, opponent), options, rematch_of=table.id)
     if assistant.is_assistant(opponent):
         accept(talk, new_table, 1)
         return

@@ -1,0 +1,349 @@
+"""Knockout tournaments by mail: opening, joining, seeding, the pairings, the round mails.
+
+Joining is consent: when the field is full (or the organiser starts it with at least four),
+players are seeded by their match rating (ties by who joined first) into a bracket of
+:mod:`pbem.rules.brackets`, and every pairing whose two players are known starts at once as an
+ordinary rated match by mail (unless the tournament is ``unrated``), without an invitation.
+Each later pairing starts as soon as both its matches before it have ended, without waiting for
+the rest of the round.  A match lost on time is lost as any other; ``withdraw`` resigns the
+match being played and loses the rest by walkover.
+
+The tournament's row is locked while its bracket changes, and a match's place in the bracket
+is unique: of two daemons that finish two matches at once, the second waits for the first and
+sees its result, and no pairing is ever started twice.  Every player gets a short mail at the
+end of each round, and at the end (the champion, the final).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from pbem import commands
+from pbem.addresses import is_person_address
+from pbem.render.views import EventKind, Notice
+from pbem.rules import brackets, scoring
+from pbem.rules import game as game_rules
+from pbem.rules.brackets import Bracket
+from pbem.service import invitations
+from pbem.service.bounces import undeliverable
+from pbem.service.conversation import Conversation
+from pbem.service.play import advance, start_game
+from pbem.service.tables import Table
+from pbem.store.game_records import (AccountConfirmation, MatchRecord, MatchStatus, Player, TournamentEntry,
+                                     TournamentRecord, TournamentStatus)
+from pbem.mail.reading import new_token
+
+log = logging.getLogger(__name__)
+
+CODE_LENGTH = 6
+
+
+def open_tournament(talk: Conversation, command: commands.TournamentNew) -> None:
+    """``tournament new …``: a tournament taking entries, with the organiser entered."""
+    assert talk.sender.id is not None
+    record = TournamentRecord(
+        code=_new_code(talk.session), name=command.name, size=command.size, match_length=command.length,
+        rated=command.rated, organiser_id=talk.sender.id,
+        move_clock=None if command.move_clock is None else command.move_clock.total_seconds(),
+        time_bank=None if command.time_bank is None else command.time_bank.total_seconds())
+    talk.session.add(record)
+    talk.session.flush()
+    assert record.id is not None
+    talk.session.add(TournamentEntry(tournament_id=record.id, player_id=talk.sender.id, joined_at=talk.now))
+    log.info("tournament %s (%s) opened by %s", record.code, record.name, talk.sender.address)
+    talk.say_template(Notice.TOURNAMENT_OPENED, name=record.name, code=record.code, size=record.size,
+                      length=record.match_length)
+
+
+def act(talk: Conversation, command: commands.TournamentAction) -> None:
+    """``tournament join|leave|start|withdraw CODE``."""
+    record = _locked(talk.session, command.code)
+    if record is None:
+        talk.say_template(Notice.TOURNAMENT_UNKNOWN, code=command.code)
+        return
+    entered = _entry(talk.session, record, talk.sender) is not None
+    if record.status == TournamentStatus.FINISHED and command.action != "start":
+        _say(talk, Notice.TOURNAMENT_OVER_ALREADY, record)
+    elif command.action == "withdraw" and record.status == TournamentStatus.RUNNING and entered:
+        _withdraw(talk, record)
+    elif command.action == "withdraw" and record.status == TournamentStatus.RUNNING:
+        _say(talk, Notice.TOURNAMENT_NOT_IN, record)
+    elif command.action in ("join", "leave", "withdraw") and record.status != TournamentStatus.OPEN:
+        _say(talk, Notice.TOURNAMENT_NOT_OPEN, record)
+    elif command.action == "join":
+        _join(talk, record, entered)
+    elif command.action in ("leave", "withdraw"):
+        _leave(talk, record, entered)
+    else:
+        _start_by_organiser(talk, record)
+
+
+def show(talk: Conversation, command: commands.TournamentShow) -> None:
+    """``tournament CODE``: the bracket, or before the start who has entered."""
+    record = talk.session.exec(select(TournamentRecord).where(TournamentRecord.code == command.code)).first()
+    if record is None:
+        talk.say_template(Notice.TOURNAMENT_UNKNOWN, code=command.code)
+        return
+    bracket = None if record.bracket is None else Bracket.from_dict(record.bracket)
+    players = _players(talk.session, record)
+    talk.say_template(Notice.TOURNAMENT_BRACKET, name=record.name, code=record.code, status=str(record.status),
+                      entrants=[player.display_name for player in players.values()], size=record.size,
+                      length=record.match_length,
+                      bracket=_rounds_text(bracket, players, talk.language(talk.sender)) if bracket else None,
+                      rounds=bracket.rounds if bracket else 0)
+
+
+def invite(talk: Conversation, command: commands.TournamentInvite) -> None:
+    """``tournament invite CODE ADDRESS…``: each address is asked to join, under the rules of an
+    invitation (a person's address, never one that said ``stop`` or keeps bouncing, at most
+    ``[limits] invitations_received_per_day`` a day); answering the mail with ``yes`` joins."""
+    record = _locked(talk.session, command.code)
+    if record is None:
+        talk.say_template(Notice.TOURNAMENT_UNKNOWN, code=command.code)
+        return
+    if record.organiser_id != talk.sender.id:
+        _say(talk, Notice.TOURNAMENT_NOT_ORGANISER, record)
+        return
+    if record.status != TournamentStatus.OPEN:
+        _say(talk, Notice.TOURNAMENT_NOT_OPEN, record)
+        return
+    invited = []
+    for address in command.addresses:
+        invitee = _invitee(talk, address)
+        if invitee is None:
+            continue
+        assert invitee.id is not None
+        token = new_token()
+        talk.session.add(AccountConfirmation(token=token, player_id=invitee.id, created_at=talk.now,
+                                             commands=[f"tournament join {record.code}"]))
+        talk.tell(invitee, Notice.TOURNAMENT_INVITATION, reply_token=token, organiser=talk.sender.display_name,
+                  name=record.name, code=record.code, size=record.size, length=record.match_length)
+        invited.append(address)
+    if invited:
+        _say(talk, Notice.TOURNAMENT_INVITED, record, addresses=invited)
+
+
+def _invitee(talk: Conversation, address: str) -> Player | None:
+    """The player an address to invite belongs to, or None (and the organiser told why)."""
+    config = talk.config
+    if address == talk.sender.address:
+        talk.say_template(Notice.CANNOT_INVITE_YOURSELF)
+        return None
+    if invitations.is_service_address(address, config.service.address):
+        talk.say_template(Notice.CANNOT_INVITE_SERVICE)
+        return None
+    if not is_person_address(address):
+        talk.say_template(Notice.INVITEE_NOT_A_PERSON, address=address[:80])
+        return None
+    invitee = invitations.player_for(talk.session, address)
+    limit = config.limits.invitations_received_per_day
+    if limit and _invitations_received(talk, invitee) >= limit:
+        talk.say_template(Notice.INVITEE_LIMIT, limit=limit, address=address)
+        return None
+    if invitee.refuses_invitations:
+        talk.say_template(Notice.INVITEE_REFUSES, address=address)
+        return None
+    if undeliverable(invitee, config):
+        talk.say_template(Notice.INVITEE_UNDELIVERABLE, address=address)
+        return None
+    return invitee
+
+
+def _invitations_received(talk: Conversation, invitee: Player) -> int:
+    """Tournament invitations (held ``tournament join`` lines) sent to ``invitee`` in 24 hours."""
+    held = talk.session.exec(select(AccountConfirmation.commands).where(
+        AccountConfirmation.player_id == invitee.id,
+        col(AccountConfirmation.created_at) > talk.now - timedelta(days=1))).all()
+    return sum(1 for lines in held if any(line.startswith("tournament join ") for line in lines))
+
+
+def match_finished(talk: Conversation, table: Table) -> None:
+    """A match of a tournament has ended: its winner goes through, the pairings that are now
+    complete start, and the end of a round (and of the tournament) is told to every player.
+    Safe to run again for the same match (a later mail about it): nothing happens twice."""
+    record = talk.session.get(TournamentRecord, table.record.tournament_id, with_for_update=True,
+                              populate_existing=True)
+    if record is None or record.bracket is None or table.record.tournament_round is None \
+            or table.record.tournament_index is None:
+        return
+    winner_seat = scoring.winner(table.score)
+    if winner_seat is None:
+        return
+    winner = table.players[winner_seat].id
+    assert winner is not None
+    bracket = brackets.record_result(Bracket.from_dict(record.bracket), table.record.tournament_round,
+                                     table.record.tournament_index, winner)
+    _advance(talk, record, bracket)
+
+
+def _join(talk: Conversation, record: TournamentRecord, entered: bool) -> None:
+    assert record.id is not None and talk.sender.id is not None
+    if entered:
+        _say(talk, Notice.TOURNAMENT_ALREADY_IN, record)
+        return
+    talk.session.add(TournamentEntry(tournament_id=record.id, player_id=talk.sender.id, joined_at=talk.now))
+    talk.session.flush()
+    count = len(_players(talk.session, record))
+    _say(talk, Notice.TOURNAMENT_JOINED, record, count=count, size=record.size)
+    if count >= record.size:
+        _start(talk, record)
+
+
+def _leave(talk: Conversation, record: TournamentRecord, entered: bool) -> None:
+    entry = _entry(talk.session, record, talk.sender)
+    if not entered or entry is None:
+        _say(talk, Notice.TOURNAMENT_NOT_IN, record)
+        return
+    talk.session.delete(entry)
+    _say(talk, Notice.TOURNAMENT_LEFT, record)
+
+
+def _start_by_organiser(talk: Conversation, record: TournamentRecord) -> None:
+    if record.organiser_id != talk.sender.id:
+        _say(talk, Notice.TOURNAMENT_NOT_ORGANISER, record)
+    elif record.status != TournamentStatus.OPEN:
+        _say(talk, Notice.TOURNAMENT_NOT_OPEN, record)
+    elif (count := len(_players(talk.session, record))) < brackets.MIN_ENTRANTS:
+        _say(talk, Notice.TOURNAMENT_TOO_FEW, record, count=count)
+    else:
+        _start(talk, record)
+
+
+def _start(talk: Conversation, record: TournamentRecord) -> None:
+    """Seed the entrants by match rating (ties: who joined first), start the first pairings,
+    and tell each player waiting on a bye that the tournament has begun."""
+    entries = talk.session.exec(select(TournamentEntry, Player).join(Player, col(Player.id) == TournamentEntry.player_id)
+                                .where(TournamentEntry.tournament_id == record.id)).all()
+    ranked = sorted(entries, key=lambda pair: (-pair[1].rating_match, pair[0].joined_at, pair[1].id or 0))
+    bracket = brackets.new_bracket([player.id for _, player in ranked if player.id is not None])
+    record.status, record.started_at = TournamentStatus.RUNNING, talk.now
+    log.info("tournament %s: started with %d players", record.code, len(ranked))
+    playing = {player for pairing in brackets.ready(bracket) for player in pairing.players}
+    for _, player in ranked:
+        if player.id not in playing:
+            talk.tell(player, Notice.TOURNAMENT_STARTED, name=record.name, code=record.code, count=len(ranked),
+                      rounds=bracket.rounds, waiting=True)
+    _advance(talk, record, bracket)
+
+
+def _withdraw(talk: Conversation, record: TournamentRecord) -> None:
+    """Leave a running tournament: the match being played is resigned (lost), the rest by walkover."""
+    assert record.bracket is not None and talk.sender.id is not None
+    bracket = Bracket.from_dict(record.bracket)
+    if talk.sender.id in bracket.withdrawn or talk.sender.id not in bracket.entrants:
+        talk.say_template(Notice.TOURNAMENT_NOT_IN, name=record.name, code=record.code)
+        return
+    bracket = brackets.withdraw(bracket, talk.sender.id)
+    talk.say_template(Notice.TOURNAMENT_WITHDRAWN, name=record.name, code=record.code)
+    log.info("tournament %s: %s withdrew", record.code, talk.sender.address)
+    for match in talk.session.exec(select(MatchRecord).where(MatchRecord.tournament_id == record.id,
+                                                             MatchRecord.status == MatchStatus.RUNNING)).all():
+        table = Table.load(talk.session, match)
+        seat = table.seat_of(talk.sender)
+        if seat is not None and table.game is not None and table.game.phase is not game_rules.Phase.OVER:
+            talk.event(table, EventKind.RESIGNED, seat)
+            table.game = game_rules.resign(table.game, seat)
+            advance(talk, table)  # the match is lost: its result comes back through match_finished
+    _advance(talk, record, bracket)
+
+
+def _advance(talk: Conversation, record: TournamentRecord, bracket: Bracket) -> None:
+    """Store ``bracket``, start each pairing that is ready and not started, and tell every
+    player of each round that is newly over (and of the end)."""
+    started = {(round, index) for round, index in talk.session.exec(
+        select(MatchRecord.tournament_round, MatchRecord.tournament_index)
+        .where(MatchRecord.tournament_id == record.id)).all()}
+    for pairing in brackets.ready(bracket):
+        if (pairing.round, pairing.index) not in started:
+            _start_pairing(talk, record, bracket, pairing)
+    record.bracket = bracket.to_dict()
+    players = _players(talk.session, record)
+    while record.rounds_told < bracket.rounds and brackets.round_over(bracket, record.rounds_told):
+        _tell_round(talk, record, bracket, record.rounds_told, players)
+        record.rounds_told += 1
+    champion = brackets.champion(bracket)
+    if champion is not None and record.status != TournamentStatus.FINISHED:
+        record.status, record.finished_at = TournamentStatus.FINISHED, talk.now
+        log.info("tournament %s: %s is the champion", record.code, players[champion].address)
+    talk.session.add(record)
+
+
+def _start_pairing(talk: Conversation, record: TournamentRecord, bracket: Bracket,
+                   pairing: brackets.Pairing) -> None:
+    """The pairing's match, started at once: joining the tournament was the consent."""
+    players = tuple(talk.session.get(Player, player) for player in pairing.players)
+    assert players[0] is not None and players[1] is not None
+    options = commands.GameOptions(
+        kind=scoring.Format.MATCH, length=record.match_length, rated=record.rated,
+        move_clock=None if record.move_clock is None else timedelta(seconds=record.move_clock),
+        time_bank=None if record.time_bank is None else timedelta(seconds=record.time_bank))
+    table = invitations.open_match(talk, (players[0], players[1]), options, announced=EventKind.TOURNAMENT_MATCH,
+                                   name=record.name, code=record.code, round=pairing.round + 1, rounds=bracket.rounds)
+    table.record.tournament_id = record.id
+    table.record.tournament_round, table.record.tournament_index = pairing.round, pairing.index
+    table.record.status = MatchStatus.RUNNING
+    log.info("tournament %s: round %d, match %d started (match %s)", record.code, pairing.round + 1,
+             pairing.index + 1, table.id)
+    start_game(talk, table)
+    advance(talk, table)
+
+
+def _tell_round(talk: Conversation, record: TournamentRecord, bracket: Bracket, round: int,
+                players: dict[int, Player]) -> None:
+    """The end of ``round`` (or of the tournament), told to every player in their language."""
+    champion = brackets.champion(bracket)
+    for player in players.values():
+        rounds_text = _rounds_text(bracket, players, talk.language(player))
+        if champion is not None and round == bracket.rounds - 1:
+            final = rounds_text[-1][0]
+            talk.tell(player, Notice.TOURNAMENT_OVER, name=record.name, code=record.code,
+                      champion=players[champion].display_name, final=final, bracket=rounds_text, rounds=bracket.rounds)
+        else:
+            talk.tell(player, Notice.TOURNAMENT_ROUND_OVER, name=record.name, code=record.code, number=round + 1,
+                      rounds=bracket.rounds, results=rounds_text[round], bracket=rounds_text)
+
+
+def _rounds_text(bracket: Bracket, players: dict[int, Player], language: str) -> list[list[str]]:
+    """The bracket as text, in ``language`` (the words for a bye and a withdrawal)."""
+    names = {player_id: player.display_name for player_id, player in players.items()}
+    german = language == "de"
+    return brackets.bracket_rounds(bracket, names, bye="Freilos" if german else "bye",
+                                   withdrawn="zurückgezogen" if german else "withdrawn")
+
+
+def _say(talk: Conversation, notice: Notice, record: TournamentRecord, **more: Any) -> None:
+    """Tell the sender one of the tournament texts, which all name the tournament and its code."""
+    talk.say_template(notice, name=record.name, code=record.code, **more)
+
+
+def _players(session: Session, record: TournamentRecord) -> dict[int, Player]:
+    """The tournament's players by id, in the order they joined."""
+    rows = session.exec(select(Player).join(TournamentEntry, col(TournamentEntry.player_id) == Player.id)
+                        .where(TournamentEntry.tournament_id == record.id)
+                        .order_by(col(TournamentEntry.joined_at), col(Player.id))).all()
+    return {player.id: player for player in rows if player.id is not None}
+
+
+def _entry(session: Session, record: TournamentRecord, player: Player) -> TournamentEntry | None:
+    return session.get(TournamentEntry, (record.id, player.id))
+
+
+def _locked(session: Session, code: str) -> TournamentRecord | None:
+    """The tournament, locked until the transaction ends (as a match is)."""
+    return session.exec(select(TournamentRecord).where(TournamentRecord.code == code)
+                        .with_for_update().execution_options(populate_existing=True)).first()
+
+
+def _new_code(session: Session) -> str:
+    """A short code nobody else's tournament has."""
+    while True:
+        code = base64.b32encode(secrets.token_bytes(5)).decode("ascii").lower()[:CODE_LENGTH]
+        if session.exec(select(TournamentRecord.id).where(TournamentRecord.code == code)).first() is None:
+            return code
+

@@ -1,0 +1,151 @@
+"""Knockout tournaments by mail (issue 22): opening, joining, seeding, byes, pairings that start
+as soon as both players are known, withdrawals, the round mails and the bracket as text."""
+
+from __future__ import annotations
+
+import re
+from email.message import EmailMessage
+
+import pytest
+from post_office import LoadedDice, Player, PostOffice, prose_of, recipient, text_of
+from sqlmodel import Session, select
+
+from pbem.store.game_records import MatchRecord, MatchStatus, Player as PlayerRow, TournamentRecord
+
+
+@pytest.fixture
+def office(config) -> PostOffice:
+    return PostOffice(config, LoadedDice(seed=7))
+
+
+def people(office: PostOffice, count: int) -> list[Player]:
+    names = ["Anna", "Ben", "Carla", "Dora", "Erik", "Fritz", "Gina", "Hugo"]
+    return [Player(office, f"{name.lower()}@example.org", name) for name in names[:count]]
+
+
+def code_in(mail: EmailMessage) -> str:
+    found = re.search(r"tournament join ([a-z2-7]{6})", text_of(mail))
+    assert found, text_of(mail)
+    return found.group(1)
+
+
+def tournament(office: PostOffice) -> TournamentRecord:
+    with Session(office.engine) as session:
+        return session.exec(select(TournamentRecord)).one()
+
+
+def matches(office: PostOffice) -> list[MatchRecord]:
+    with Session(office.engine) as session:
+        return list(session.exec(select(MatchRecord).where(MatchRecord.tournament_id.is_not(None))
+                                 .order_by(MatchRecord.id)).all())
+
+
+def set_ratings(office: PostOffice, ratings: dict[str, float]) -> None:
+    with Session(office.engine) as session:
+        for address, rating in ratings.items():
+            row = session.exec(select(PlayerRow).where(PlayerRow.address == address)).one()
+            row.rating_match = rating
+            session.add(row)
+        session.commit()
+
+
+def finish(office: PostOffice, by_address: dict[str, Player], match: MatchRecord, winner_address: str) -> list:
+    """The loser of ``match`` resigns it ($quit: a match is lost whole) by a reply to their game mail."""
+    table = office.table(match.id)
+    loser_seat = 1 if table.players[0].address == winner_address else 0
+    loser = by_address[table.players[loser_seat].address]
+    mail = loser.last_of(table.token(loser_seat))
+    assert mail is not None, f"{loser.name} got no mail of match {match.id}"
+    return loser.reply("$quit", to=mail)
+
+
+def test_a_knockout_of_five_is_opened_joined_seeded_and_played_to_its_champion(office):
+    anna, ben, carla, dora, erik = players = people(office, 5)
+    by_address = {player.address: player for player in players}
+    (answer,) = anna.write_confirmed("tournament new Autumn knockout 8 match 1")
+    code = code_in(answer)
+    assert f"Your knockout tournament Autumn is open: 8 players, matches to 1 point. Its code is {code}." \
+        in prose_of(answer)
+    for player in (ben, carla, dora, erik):
+        (joined,) = player.write_confirmed(f"tournament join {code}")
+        assert "You joined the tournament Autumn" in prose_of(joined)
+    assert tournament(office).status == "open" and matches(office) == []
+    set_ratings(office, {"erik@example.org": 1600, "dora@example.org": 1550, "carla@example.org": 1500,
+                         "ben@example.org": 1500, "anna@example.org": 1400})
+    (refused,) = ben.write_confirmed(f"tournament start {code}")
+    assert "Only the organiser of Autumn" in prose_of(refused)
+    sent = anna.write_confirmed(f"tournament start {code}")
+    # Seeds: Erik 1600, Dora 1550, Ben and Carla 1500 (Ben joined first), Anna 1400. Eight lines:
+    # byes for Erik, Dora and Ben; Carla meets Anna; Dora and Ben (byes both) meet at once.
+    started = matches(office)
+    assert [(m.tournament_round, m.tournament_index) for m in started] == [(0, 1), (1, 1)]
+    pairs = [{p.address for p in office.table(m.id).players} for m in started]
+    assert pairs == [{"carla@example.org", "anna@example.org"}, {"dora@example.org", "ben@example.org"}]
+    told = {recipient(mail) for mail in sent}
+    assert {"carla@example.org", "dora@example.org", "ben@example.org", "erik@example.org"} <= told
+    erik_mail = erik.last
+    assert "You have a bye in the first round" in prose_of(erik_mail)
+    first = next(mail for mail in carla.inbox if "Tournament Autumn" in prose_of(mail))
+    assert "Tournament Autumn (" in prose_of(first) and "round 1 of 3: Anna is your opponent, a match to 1 point" \
+        in prose_of(first)
+    finish(office, by_address, started[0], "anna@example.org")  # round 1 over: Anna meets Erik
+    assert "round 1 is over" in prose_of(dora.last) and "Carla – Anna: Anna" in text_of(dora.last)
+    semi = matches(office)[-1]
+    assert {p.address for p in office.table(semi.id).players} == {"erik@example.org", "anna@example.org"}
+    finish(office, by_address, semi, "erik@example.org")
+    finish(office, by_address, started[1], "ben@example.org")  # the semi-finals are over: the final
+    final = matches(office)[-1]
+    assert (final.tournament_round, final.status) == (2, "running")
+    assert "the semi-finals are over" in prose_of(anna.last) and "Final: Erik – Ben" in prose_of(anna.last)
+    sent = finish(office, by_address, final, "ben@example.org")
+    assert tournament(office).status == "finished"
+    for player in players:
+        mail = player.answers(sent)[-1] if player.answers(sent) else player.last
+        assert "Tournament Autumn (" in prose_of(mail) and "Ben is the champion (the final: Erik – Ben: Ben)" \
+            in prose_of(mail), prose_of(mail)
+    (bracket,) = carla.write(f"tournament {code}")
+    assert "Final:\n  Erik – Ben: Ben" in text_of(bracket)
+
+
+def test_withdrawing_loses_the_match_being_played_and_the_rest(office):
+    players = people(office, 4)
+    anna, ben, carla, dora = players
+    (answer,) = anna.write_confirmed("tournament new Spring knockout 4 match 3")
+    code = code_in(answer)
+    for player in (ben, carla, dora):
+        player.write_confirmed(f"tournament join {code}")
+    assert len(matches(office)) == 2  # full: it started by itself
+    match = next(m for m in matches(office) if "ben@example.org" in {p.address for p in office.table(m.id).players})
+    sent = ben.write_confirmed(f"tournament withdraw {code}")
+    assert any("You withdrew from the tournament Spring" in prose_of(mail) for mail in ben.answers(sent))
+    table = office.table(match.id)
+    assert table.status is MatchStatus.FINISHED
+    assert tournament(office).bracket["winners"][0].count(None) == 1
+
+
+def test_joining_twice_an_unknown_code_and_a_started_tournament_are_explained(office):
+    anna, ben, carla, dora, erik = people(office, 5)
+    (answer,) = anna.write_confirmed("turnier neu Herbst ko 4 partie 1", yes="ja")
+    code = code_in(answer)
+    assert "Ihr K.-o.-Turnier Herbst ist eröffnet" in prose_of(answer)
+    (again,) = anna.write_confirmed(f"tournament join {code}")
+    assert "Sie sind schon im Turnier Herbst" in prose_of(again)  # her language is saved: German
+    (unknown,) = ben.write_confirmed("tournament join zzzzzz")
+    assert "There is no tournament zzzzzz" in prose_of(unknown)
+    for player in (ben, carla, dora):
+        player.write_confirmed(f"tournament join {code}")
+    (late,) = erik.write_confirmed(f"tournament join {code}")
+    assert "has begun: joining or leaving is no longer possible" in prose_of(late)
+
+
+def test_the_organiser_invites_by_mail_and_a_yes_joins(office):
+    anna, ben = people(office, 2)
+    (answer,) = anna.write_confirmed("tournament new Winter knockout 4 match 1")
+    code = code_in(answer)
+    sent = anna.write_confirmed(f"tournament invite {code} ben@example.org")
+    invitation = next(mail for mail in sent if recipient(mail) == "ben@example.org")
+    assert "Anna invites you to the knockout tournament Winter" in prose_of(invitation)
+    assert "List-Unsubscribe" in invitation  # Ben has not played here
+    (joined,) = ben.reply("yes", to=invitation)
+    assert "You joined the tournament Winter" in prose_of(joined)
+    assert any("Invited to Winter" in prose_of(mail) for mail in anna.answers(sent))
