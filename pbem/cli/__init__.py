@@ -92,9 +92,11 @@ def _parser() -> argparse.ArgumentParser:
         ("games", "list games and matches, newest first, a page at a time: players, format, score, status, "
                   "whose turn"),
         ("players", "list every player: ratings, experience, vacation days this year"),
+        ("tournaments", "list the knockout tournaments: code, name, status, players, the round under way and "
+                        "its open matches, the champion"),
     ):
         command(name, "reports", "report", text)
-    for name in ("export", "status", "games", "players"):
+    for name in ("export", "status", "games", "players", "tournaments"):
         commands.choices[name].set_defaults(report=name)
     games = commands.choices["games"]
     games.add_argument("--status", choices=MATCH_STATES, help="only matches in this state")

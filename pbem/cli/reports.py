@@ -13,6 +13,7 @@ from sqlmodel import Session
 
 from pbem.cli import GAMES_PAGE
 from pbem.cli.loading import config_of, database_of
+from pbem.service.reports import tournament_rows
 from pbem.service.reports import (GamesWanted, games_rows, match_file, players_rows, status_report, write_table)
 from pbem.store.db import utc_now
 from pbem.store.game_records import MatchStatus
@@ -50,6 +51,8 @@ def report(args: argparse.Namespace) -> int:
                     print(f"more: {more_command(wanted, more)}", file=out)
             elif args.report == "players":
                 write_table(players_rows(session, utc_now()), out)
+            elif args.report == "tournaments":
+                write_table(tournament_rows(session), out)
             else:
                 text = match_file(session, args.game)
                 if text is None:

@@ -21,7 +21,10 @@ from pbem.rules.scoring import Format, MatchRules, Score
 from pbem.service import clocks
 from pbem.service.tables import Table
 from pbem.store.db import head_revision, schema_revision, utc_now
-from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player, ReviewJob, Seat
+from pbem.rules import brackets
+from pbem.rules.brackets import Bracket
+from pbem.store.game_records import (FinishedGame, MatchRecord, MatchStatus, Player, ReviewJob, Seat, TournamentEntry,
+                                     TournamentRecord, TournamentStatus)
 from pbem.store.mail_records import DeliveryFailure, InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 EXIT_NEEDS_OPERATOR = 1
@@ -154,6 +157,57 @@ def players_rows(session: Session, now: datetime) -> list[list[str]]:
     return rows
 
 
+def tournament_rows(session: Session) -> list[list[str]]:
+    """One row per tournament, newest first: code, name, organiser, status, players and size,
+    the round under way with its matches still open, and the champion."""
+    rows = [["code", "name", "organiser", "status", "players", "round", "open matches", "champion"]]
+    for record in session.exec(select(TournamentRecord).order_by(col(TournamentRecord.id).desc())).all():
+        organiser = session.get(Player, record.organiser_id)
+        entrants = len(session.exec(select(TournamentEntry.player_id)
+                                    .where(TournamentEntry.tournament_id == record.id)).all())
+        round_text, open_text, champion_text = "-", "-", "-"
+        if record.bracket is not None:
+            bracket = Bracket.from_dict(record.bracket)
+            current = brackets.current_round(bracket)
+            round_text = f"{min(current + 1, bracket.rounds)} of {bracket.rounds}"
+            open_text = str(sum(winner is None for winner in bracket.winners[current])) if current < bracket.rounds \
+                else "0"
+            champion = brackets.champion(bracket)
+            if champion is not None and (found := session.get(Player, champion)) is not None:
+                champion_text = found.address
+        rows.append([record.code, record.name, organiser.address if organiser else "?", str(record.status),
+                     f"{entrants}/{record.size}", round_text, open_text, champion_text])
+    return rows
+
+
+def running_tournaments(session: Session) -> tuple[list[str], int]:
+    """For ``pbem status``: a line per running tournament (its round, the matches it waits for,
+    the one unchanged longest), and the pairings that are stuck, whose two players are known but
+    whose match never started (a result and the next pairing are one transaction, so this
+    shows a fault); and how many are stuck."""
+    lines, stuck = [], 0
+    for record in session.exec(select(TournamentRecord)
+                               .where(TournamentRecord.status == TournamentStatus.RUNNING.value)).all():
+        if record.bracket is None:
+            continue
+        bracket = Bracket.from_dict(record.bracket)
+        matches = {(match.tournament_round, match.tournament_index): match for match in session.exec(
+            select(MatchRecord).options(defer(_GAME_COLUMN)).where(MatchRecord.tournament_id == record.id)).all()}
+        current = brackets.current_round(bracket)
+        waiting = [match for match in matches.values() if match.status == MatchStatus.RUNNING.value]
+        oldest = min(waiting, key=lambda match: match.updated_at, default=None)
+        lines.append(f"tournament {record.code} ({record.name}): round {current + 1} of {bracket.rounds}, "
+                     f"{len(waiting)} match(es) running" + (
+                         f", the oldest unchanged since {oldest.updated_at:%Y-%m-%d %H:%M} UTC (match {oldest.id})"
+                         if oldest is not None else ""))
+        for pairing in brackets.ready(bracket):
+            if (pairing.round, pairing.index) not in matches:
+                stuck += 1
+                lines.append(f"  STUCK: round {pairing.round + 1}, match {pairing.index + 1}: both players known, "
+                             "no match started")
+    return lines, stuck
+
+
 def write_table(rows: list[list[str]], out: TextIO) -> None:
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     out.writelines("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n" for row in rows)
@@ -188,6 +242,11 @@ def status_report(session: Session, out: TextIO, config: Config) -> int:
         print(f"  interrupted {attempt.message_id}: started {attempt.attempts} time(s), last at "
               f"{attempt.started_at:%Y-%m-%d %H:%M} UTC", file=out)
     _delivery_failures(session, config, out)
+    tournament_lines, stuck = running_tournaments(session)
+    print(f"tournaments: {sum(not line.startswith(' ') for line in tournament_lines)} running, "
+          f"{stuck} pairing(s) stuck", file=out)
+    for line in tournament_lines:
+        print(f"  {line}", file=out)
     waiting = session.exec(select(ReviewJob.id).where(col(ReviewJob.done_at).is_(None))).all()
     reviews_given_up = session.exec(select(ReviewJob).where(col(ReviewJob.done_at).is_not(None),
                                                             ReviewJob.error != "")).all()
@@ -200,7 +259,7 @@ def status_report(session: Session, out: TextIO, config: Config) -> int:
               file=out)
     for job in reviews_given_up:
         print(f"  given up: match {job.match_id}, game {job.game_number}: {job.error}", file=out)
-    return EXIT_NEEDS_OPERATOR if given_up or shunted else 0
+    return EXIT_NEEDS_OPERATOR if given_up or shunted or stuck else 0
 
 
 def _delivery_failures(session: Session, config: Config, out: TextIO) -> None:

@@ -149,3 +149,34 @@ def test_the_organiser_invites_by_mail_and_a_yes_joins(office):
     (joined,) = ben.reply("yes", to=invitation)
     assert "You joined the tournament Winter" in prose_of(joined)
     assert any("Invited to Winter" in prose_of(mail) for mail in anna.answers(sent))
+
+
+def test_the_operator_sees_the_tournaments_and_a_stuck_pairing(office):
+    import io
+
+    from pbem.rules.brackets import Bracket, record_result
+    from pbem.service.reports import status_report, tournament_rows
+
+    anna, ben, carla, dora = people(office, 4)
+    (answer,) = anna.write_confirmed("tournament new Spring knockout 4 match 3")
+    code = code_in(answer)
+    for player in (ben, carla, dora):
+        player.write_confirmed(f"tournament join {code}")
+    with Session(office.engine) as session:
+        rows = tournament_rows(session)
+        out = io.StringIO()
+        assert status_report(session, out, office.config) == 0
+    assert rows[1][:6] == [code, "Spring", "anna@example.org", "running", "4/4", "1 of 2"] and rows[1][6] == "2"
+    assert f"tournament {code} (Spring): round 1 of 2, 2 match(es) running, the oldest unchanged since" \
+        in out.getvalue()
+    with Session(office.engine) as session:  # as if a result had been recorded and its next match never started
+        record = session.exec(select(TournamentRecord)).one()
+        bracket = Bracket.from_dict(record.bracket)
+        for index in (0, 1):
+            bracket = record_result(bracket, 0, index, bracket.players(0, index)[0])
+        record.bracket = bracket.to_dict()
+        session.add(record)
+        session.commit()
+        out = io.StringIO()
+        assert status_report(session, out, office.config) == 1
+    assert "1 pairing(s) stuck" in out.getvalue() and "STUCK: round 2, match 1" in out.getvalue()
