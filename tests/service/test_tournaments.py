@@ -180,3 +180,57 @@ def test_the_operator_sees_the_tournaments_and_a_stuck_pairing(office):
         out = io.StringIO()
         assert status_report(session, out, office.config) == 1
     assert "1 pairing(s) stuck" in out.getvalue() and "STUCK: round 2, match 1" in out.getvalue()
+
+
+@pytest.mark.postgresql_only
+def test_two_daemons_finishing_both_semi_finals_at_once_start_the_final_once(office, monkeypatch, tmp_path):
+    """Two daemons on one PostgreSQL database, each with a mailbox of its own, apply the two
+    semi-finals' last mails at the same moment: the tournament's row lock makes the second wait
+    for the first, so the final starts exactly once, with both winners."""
+    import asyncio
+    import threading
+    from functools import partial
+
+    from pbem.daemon.pipeline import MailPipeline
+    from pbem.mail.local_client import compose_reply, deliver_to_maildir
+    from pbem.mail.sinks import MaildirSink
+    from pbem.mail.sources import MaildirSource
+    from pbem.service import handle_mail, tournaments
+    from pbem.store.db import make_engine
+
+    players = people(office, 4)
+    by_address = {player.address: player for player in players}
+    (answer,) = players[0].write_confirmed("tournament new Race knockout 4 match 3")
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code_in(answer)}")
+    semis = matches(office)
+    assert len(semis) == 2
+    both_there = threading.Barrier(2, timeout=10)
+    original = tournaments.match_finished
+
+    def at_the_same_moment(talk, table):
+        both_there.wait()  # both transactions hold their match; now both reach for the tournament
+        original(talk, table)
+
+    monkeypatch.setattr(tournaments, "match_finished", at_the_same_moment)
+    pipelines = []
+    for number, match in enumerate(semis):
+        table = office.table(match.id)
+        loser = by_address[table.players[1].address]
+        inbox = tmp_path / f"inbox-{number}"
+        deliver_to_maildir(inbox, compose_reply(loser.sender, loser.last_of(table.token(1)), "$quit"))
+        pipelines.append(MailPipeline(make_engine(office.config.database.url), MaildirSource(inbox),
+                                      MaildirSink(office.config.outbox_dir), partial(handle_mail, config=office.config)))
+    results = []
+    daemons = [threading.Thread(target=lambda p=pipeline: results.extend(asyncio.run(p.read_inbox())))
+               for pipeline in pipelines]
+    for daemon in daemons:
+        daemon.start()
+    for daemon in daemons:
+        daemon.join(30)
+    assert sorted(result.outcome.value for result in results) == ["applied", "applied"]
+    finals = [match for match in matches(office) if match.tournament_round == 1]
+    assert len(finals) == 1
+    assert {p.address for p in office.table(finals[0].id).players} == {
+        office.table(semi.id).players[0].address for semi in semis}
+    assert tournament(office).bracket["winners"][0] == [office.table(semi.id).players[0].id for semi in semis]
