@@ -525,6 +525,10 @@ class WebConfig(_Table):
         """A player's link to their own page of all their games."""
         return f"{self.public_url}/p/{page_token}"
 
+    def tournament_link(self, code: str, page_token: str) -> str:
+        """A player's own link to a tournament's page (their matches link to their games)."""
+        return f"{self.public_url}/t/{code}/{page_token}"
+
     def unsubscribe_link(self, unsubscribe_token: str) -> str:
         """An address's one-click link to stop invitations (``List-Unsubscribe``, RFC 8058)."""
         return f"{self.public_url}/u/{unsubscribe_token}"

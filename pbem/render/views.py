@@ -82,6 +82,7 @@ class Notice(StrEnum):
     TOURNAMENT_BRACKET = "tournament_bracket"
     TOURNAMENT_INVITATION = "tournament_invitation"
     TOURNAMENT_INVITED = "tournament_invited"
+    TOURNAMENT_PAGE = "tournament_page"
 
 
 class EventKind(StrEnum):
@@ -288,3 +289,32 @@ class UnsubscribeView:
     service: ServiceConfig
     done: bool
     """The POST came (one-click or the button): the address gets no more invitations."""
+
+
+@dataclass(frozen=True)
+class BracketMatch:
+    """One match of a tournament's bracket as its page shows it."""
+
+    names: tuple[str | None, str | None]
+    """The two players' names (None: not known yet); a bye has one name and ``bye``."""
+    winner: int | None
+    """0 or 1: which of the two went through; None while undecided."""
+    bye: bool = False
+    link: str | None = None
+    """The viewer's own seat's page of this match: only on their own page of the tournament."""
+
+
+@dataclass(frozen=True)
+class TournamentPageView:
+    """A tournament's page (``/t/<code>``): the bracket with names and results, no addresses, no
+    tokens; on a player's own copy (``/t/<code>/<page token>``) their matches link to their games."""
+
+    language: str
+    name: str
+    code: str
+    status: str
+    size: int
+    length: int
+    entrants: tuple[str, ...]
+    rounds: tuple[tuple[BracketMatch, ...], ...]
+    champion: str | None

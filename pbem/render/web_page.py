@@ -8,7 +8,8 @@ from typing import Any
 
 from pbem.render.templating import environment, render
 from pbem.render.text_board import shorten
-from pbem.render.views import PageView, PlayerPageView, UnsubscribeView, move_rows
+from pbem.render.bracket_svg import render_bracket_svg
+from pbem.render.views import PageView, PlayerPageView, TournamentPageView, UnsubscribeView, move_rows
 
 
 def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info",
@@ -40,6 +41,17 @@ def render_player_page(page: PlayerPageView) -> str:
 def render_unsubscribe_page(page: UnsubscribeView) -> str:
     """The page of a ``List-Unsubscribe`` link: the question with its button, or that it is done."""
     return render("unsubscribe.html", page.language, service=page.service, done=page.done)
+
+
+def render_tournament_page(page: TournamentPageView) -> str:
+    """A tournament's page: the bracket as SVG (``templates/<language>/tournament.html``)."""
+    german = page.language == "de"
+    total = len(page.rounds)
+    names = [("Finale" if german else "Final") if number == total else
+             ("Halbfinale" if german else "Semi-finals") if number == total - 1 else
+             f"{'Runde' if german else 'Round'} {number}" for number in range(1, total + 1)]
+    svg = render_bracket_svg(page.rounds, names, "Freilos" if german else "bye") if page.rounds else None
+    return render("tournament.html", page.language, page=page, svg=svg)
 
 
 def web_text(language: str, name: str, *arguments: object) -> str:

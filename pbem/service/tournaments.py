@@ -32,7 +32,9 @@ from pbem.rules import game as game_rules
 from pbem.rules.brackets import Bracket
 from pbem.service import invitations
 from pbem.service.bounces import undeliverable
-from pbem.service.conversation import Conversation
+from pbem.config import Config
+from pbem.render.views import BracketMatch, TournamentPageView
+from pbem.service.conversation import Conversation, page_token_of
 from pbem.service.play import advance, start_game
 from pbem.service.tables import Table
 from pbem.store.game_records import (AccountConfirmation, MatchRecord, MatchStatus, Player, TournamentEntry,
@@ -57,8 +59,7 @@ def open_tournament(talk: Conversation, command: commands.TournamentNew) -> None
     assert record.id is not None
     talk.session.add(TournamentEntry(tournament_id=record.id, player_id=talk.sender.id, joined_at=talk.now))
     log.info("tournament %s (%s) opened by %s", record.code, record.name, talk.sender.address)
-    talk.say_template(Notice.TOURNAMENT_OPENED, name=record.name, code=record.code, size=record.size,
-                      length=record.match_length)
+    _say(talk, Notice.TOURNAMENT_OPENED, record, size=record.size, length=record.match_length)
 
 
 def act(talk: Conversation, command: commands.TournamentAction) -> None:
@@ -92,11 +93,11 @@ def show(talk: Conversation, command: commands.TournamentShow) -> None:
         return
     bracket = None if record.bracket is None else Bracket.from_dict(record.bracket)
     players = _players(talk.session, record)
-    talk.say_template(Notice.TOURNAMENT_BRACKET, name=record.name, code=record.code, status=str(record.status),
-                      entrants=[player.display_name for player in players.values()], size=record.size,
-                      length=record.match_length,
-                      bracket=_rounds_text(bracket, players, talk.language(talk.sender)) if bracket else None,
-                      rounds=bracket.rounds if bracket else 0)
+    _say(talk, Notice.TOURNAMENT_BRACKET, record, status=str(record.status),
+         entrants=[player.display_name for player in players.values()], size=record.size,
+         length=record.match_length,
+         bracket=_rounds_text(bracket, players, talk.language(talk.sender)) if bracket else None,
+         rounds=bracket.rounds if bracket else 0)
 
 
 def invite(talk: Conversation, command: commands.TournamentInvite) -> None:
@@ -229,6 +230,8 @@ def _start(talk: Conversation, record: TournamentRecord) -> None:
         if player.id not in playing:
             talk.tell(player, Notice.TOURNAMENT_STARTED, name=record.name, code=record.code, count=len(ranked),
                       rounds=bracket.rounds, waiting=True)
+            if (link := page_link(talk, record, player)) is not None:
+                talk.tell(player, Notice.TOURNAMENT_PAGE, link=link)
     _advance(talk, record, bracket)
 
 
@@ -300,6 +303,7 @@ def _tell_round(talk: Conversation, record: TournamentRecord, bracket: Bracket, 
     champion = brackets.champion(bracket)
     for player in players.values():
         rounds_text = _rounds_text(bracket, players, talk.language(player))
+        link = page_link(talk, record, player)
         if champion is not None and round == bracket.rounds - 1:
             final = rounds_text[-1][0]
             talk.tell(player, Notice.TOURNAMENT_OVER, name=record.name, code=record.code,
@@ -307,6 +311,8 @@ def _tell_round(talk: Conversation, record: TournamentRecord, bracket: Bracket, 
         else:
             talk.tell(player, Notice.TOURNAMENT_ROUND_OVER, name=record.name, code=record.code, number=round + 1,
                       rounds=bracket.rounds, results=rounds_text[round], bracket=rounds_text)
+        if link is not None:
+            talk.tell(player, Notice.TOURNAMENT_PAGE, link=link)
 
 
 def _rounds_text(bracket: Bracket, players: dict[int, Player], language: str) -> list[list[str]]:
@@ -317,9 +323,70 @@ def _rounds_text(bracket: Bracket, players: dict[int, Player], language: str) ->
                                    withdrawn="zurückgezogen" if german else "withdrawn")
 
 
+_WITH_PAGE = (Notice.TOURNAMENT_OPENED, Notice.TOURNAMENT_JOINED, Notice.TOURNAMENT_BRACKET,
+              Notice.TOURNAMENT_STARTED, Notice.TOURNAMENT_ROUND_OVER, Notice.TOURNAMENT_OVER)
+"""The texts followed by the link to the recipient's own page of the tournament's bracket."""
+
+
 def _say(talk: Conversation, notice: Notice, record: TournamentRecord, **more: Any) -> None:
     """Tell the sender one of the tournament texts, which all name the tournament and its code."""
     talk.say_template(notice, name=record.name, code=record.code, **more)
+    if notice in _WITH_PAGE and (link := page_link(talk, record, talk.sender)) is not None:
+        talk.say_template(Notice.TOURNAMENT_PAGE, link=link)
+
+
+def page_link(talk: Conversation, record: TournamentRecord, player: Player) -> str | None:
+    """``player``'s own link to the tournament's page (their matches link to their games)."""
+    if talk.config.web is None:
+        return None
+    return talk.config.web.tournament_link(record.code, page_token_of(talk.session, player))
+
+
+def page_view(session: Session, config: Config, code: str, page_token: str | None) -> TournamentPageView | None:
+    """The tournament's page; with a player's page token, their own matches link to their games.
+    None for an unknown code, or a page token that is no player's."""
+    record = session.exec(select(TournamentRecord).where(TournamentRecord.code == code)).first()
+    viewer = None if page_token is None else session.exec(select(Player).where(Player.page_token == page_token)).first()
+    if record is None or (page_token is not None and viewer is None):
+        return None
+    players = _players(session, record)
+    language = (viewer.language if viewer is not None else None) or config.service.language
+    rounds: tuple[tuple[BracketMatch, ...], ...] = ()
+    champion = None
+    if record.bracket is not None:
+        bracket = Bracket.from_dict(record.bracket)
+        links = _own_links(session, config, record, viewer)
+        rounds = tuple(tuple(_cell(bracket, round, index, players, links) for index in range(len(row)))
+                       for round, row in enumerate(bracket.winners))
+        if (winner := brackets.champion(bracket)) is not None:
+            champion = players[winner].display_name
+    return TournamentPageView(language=language, name=record.name, code=record.code, status=str(record.status),
+                              size=record.size, length=record.match_length,
+                              entrants=tuple(player.display_name for player in players.values()), rounds=rounds,
+                              champion=champion)
+
+
+def _cell(bracket: Bracket, round: int, index: int, players: dict[int, Player],
+          links: dict[tuple[int, int], str]) -> BracketMatch:
+    pair = bracket.players(round, index)
+    names = tuple(None if player is None else players[player].display_name for player in pair)
+    winner = bracket.winners[round][index]
+    return BracketMatch(names=(names[0], names[1]), winner=None if winner is None else pair.index(winner),
+                        bye=round == 0 and None in pair, link=links.get((round, index)))
+
+
+def _own_links(session: Session, config: Config, record: TournamentRecord,
+               viewer: Player | None) -> dict[tuple[int, int], str]:
+    """The viewer's seat links of their matches in the tournament, by place in the bracket."""
+    if viewer is None or config.web is None:
+        return {}
+    links = {}
+    for match in session.exec(select(MatchRecord).where(MatchRecord.tournament_id == record.id)).all():
+        table = Table.load(session, match)
+        seat = table.seat_of(viewer)
+        if seat is not None and match.tournament_round is not None and match.tournament_index is not None:
+            links[match.tournament_round, match.tournament_index] = config.web.link(table.token(seat))
+    return links
 
 
 def _players(session: Session, record: TournamentRecord) -> dict[int, Player]:

@@ -34,14 +34,14 @@ from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
 from pbem.render.views import (EventKind, MoveLine, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
-                               UnsubscribeView)
+                               TournamentPageView, UnsubscribeView)
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
 from pbem.rules.notation import Colour, format_play
 from pbem.rules.position import Position
 from pbem.rules import prizes, scoring
 from pbem.rules.scoring import WinKind
-from pbem.service import invitations, play
+from pbem.service import invitations, play, tournaments
 from pbem.service.bounces import failures_of_match
 from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
 from pbem.service.dice import SEEDED_DICE, DiceRoller
@@ -88,6 +88,11 @@ class WebBoard:
     def player_page(self, page_token: str) -> PlayerPageView | None:
         """A player's own page of all their games (:mod:`pbem.service.player_page`)."""
         return PlayerPages(self.config, self.engine, self.clock).page(page_token)
+
+    def tournament_page(self, code: str, page_token: str | None) -> TournamentPageView | None:
+        """A tournament's page (:func:`pbem.service.tournaments.page_view`)."""
+        with Session(self.engine) as session:
+            return tournaments.page_view(session, self.config, code, page_token)
 
     def unsubscribe(self, unsubscribe_token: str, apply: bool) -> UnsubscribeView | None:
         """The page of an address's List-Unsubscribe link; with ``apply`` (its POST) the address

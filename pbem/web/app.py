@@ -6,6 +6,8 @@ Routes (all relative, so that a reverse proxy may publish them under any prefix)
   form (a move, or a button), answered with the page and what became of it;
 * ``GET /g/<token>/state``: ``{"version": …}``, which the page's script polls to notice a move;
 * ``GET /p/<page token>``: a player's own page of all their games (no form, no script);
+* ``GET /t/<code>``: a tournament's bracket (names and results, no links); ``GET /t/<code>/<page
+  token>``: a player's own copy, whose matches link to that player's games;
 * ``GET /u/<unsubscribe token>``: the page of an invitation's ``List-Unsubscribe`` link, with a
   button; ``POST`` there (RFC 8058 one-click, ``List-Unsubscribe=One-Click``) does what ``stop``
   does.  The unguessable token is the proof, as a reply token is: no CSRF token or origin check,
@@ -37,8 +39,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pbem.config import WebConfig
 from pbem.mail.reading import TOKEN_PATTERN
-from pbem.render.views import PageAction, PageOutcome, PageResult, PageView, PlayerPageView, UnsubscribeView
-from pbem.render.web_page import render_page, render_player_page, render_unsubscribe_page, web_text
+from pbem.commands import TOURNAMENT_CODE
+from pbem.render.views import (PageAction, PageOutcome, PageResult, PageView, PlayerPageView, TournamentPageView,
+                               UnsubscribeView)
+from pbem.render.web_page import (render_page, render_player_page, render_tournament_page, render_unsubscribe_page,
+                                  web_text)
 from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
 
 log = logging.getLogger(__name__)
@@ -65,6 +70,8 @@ class BoardService(Protocol):
 
     def unsubscribe(self, unsubscribe_token: str, apply: bool) -> UnsubscribeView | None: ...
 
+    def tournament_page(self, code: str, page_token: str | None) -> TournamentPageView | None: ...
+
 
 def board_app(config: WebConfig, service: BoardService) -> Starlette:
     """The web board's ASGI app."""
@@ -74,6 +81,8 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
         Route("/g/{token}/state", board.state, methods=["GET"]),
         Route("/p/{token}", board.player_page, methods=["GET"]),
         Route("/u/{token}", board.unsubscribe, methods=["GET", "POST"]),
+        Route("/t/{code}", board.tournament, methods=["GET"]),
+        Route("/t/{code}/{token}", board.tournament, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config, language_of=board.language_of)],
@@ -122,6 +131,17 @@ class _Board:
         if page is None:
             return await _not_found(request, LookupError())
         return HTMLResponse(render_player_page(page))
+
+    async def tournament(self, request: Request) -> Response:
+        code, token = request.path_params["code"], request.path_params.get("token")
+        if TOURNAMENT_CODE.fullmatch(code) is None or (token is not None and not self._plausible(token)):
+            return await _not_found(request, LookupError())
+        if not self.per_token.allow(f"t/{code}"):
+            return _too_many()
+        page = await asyncio.to_thread(self.service.tournament_page, code, token)
+        if page is None:
+            return await _not_found(request, LookupError())
+        return HTMLResponse(render_tournament_page(page))
 
     async def unsubscribe(self, request: Request) -> Response:
         token = request.path_params["token"]

@@ -24,11 +24,13 @@ HEADERS = {
 """Sent with every answer: ``no-referrer`` so that no link on the page passes the token on."""
 
 _TOKEN_IN_PATH = re.compile(r"/([gpu])/[^/?#]*")
+_PAGE_TOKEN_OF_TOURNAMENT = re.compile(r"^(/t/[^/?#]*)/[^/?#]+")
 
 
 def redacted(path: str) -> str:
-    """``path`` with the game token or a player's page token left out, for logs."""
-    return _TOKEN_IN_PATH.sub(r"/\1/…", path)
+    """``path`` with the game token, a player's page or unsubscribe token left out, for logs (a
+    tournament's code is no secret; a player's own copy of its page is)."""
+    return _PAGE_TOKEN_OF_TOURNAMENT.sub(r"\1/…", _TOKEN_IN_PATH.sub(r"/\1/…", path))
 
 
 def csrf_token(token: str, version: str) -> str:

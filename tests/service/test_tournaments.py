@@ -234,3 +234,39 @@ def test_two_daemons_finishing_both_semi_finals_at_once_start_the_final_once(off
     assert {p.address for p in office.table(finals[0].id).players} == {
         office.table(semi.id).players[0].address for semi in semis}
     assert tournament(office).bracket["winners"][0] == [office.table(semi.id).players[0].id for semi in semis]
+
+
+def test_the_tournament_page_shows_the_bracket_and_links_only_the_viewers_own_matches(config, caplog):
+    import logging
+
+    from starlette.testclient import TestClient
+
+    from pbem.config import WebConfig
+    from pbem.service.web_board import WebBoard
+    from pbem.web.app import board_app
+
+    base = "http://127.0.0.1:8080"
+    office = PostOffice(config.model_copy(update={"web": WebConfig()}), LoadedDice(seed=7))
+    players = people(office, 4)
+    anna = players[0]
+    (answer,) = anna.write_confirmed("tournament new Summer knockout 4 match 1")
+    code = code_in(answer)
+    own_link = re.search(rf"{base}/t/{code}/[a-z2-7]{{26}}", text_of(answer)).group(0)
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code}")
+    client = TestClient(board_app(office.config.web, WebBoard(office.config, office.engine)), base_url=base,
+                        client=("127.0.0.1", 50000))
+    caplog.set_level(logging.INFO, logger="pbem.web.app")
+    public = client.get(f"/t/{code}")
+    assert public.status_code == 200 and "<svg" in public.text and "Semi-finals" in public.text
+    assert "/g/" not in public.text and "@" not in public.text  # no game links, no addresses
+    own = client.get(own_link.removeprefix(base))
+    anna_match = next(m for m in matches(office) if "anna@example.org" in
+                      {p.address for p in office.table(m.id).players})
+    table = office.table(anna_match.id)
+    anna_seat = 0 if table.players[0].address == "anna@example.org" else 1
+    assert own.text.count("/g/") == 1 and f"/g/{table.token(anna_seat)}" in own.text
+    assert table.token(1 - anna_seat) not in own.text
+    assert client.get(f"/t/{code}/{'a' * 26}").status_code == 404
+    assert client.get("/t/zzzzzz").status_code == 404
+    assert own_link.rsplit("/", 1)[1] not in caplog.text and f"/t/{code}/…" in caplog.text
