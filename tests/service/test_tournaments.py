@@ -270,3 +270,21 @@ def test_the_tournament_page_shows_the_bracket_and_links_only_the_viewers_own_ma
     assert client.get(f"/t/{code}/{'a' * 26}").status_code == 404
     assert client.get("/t/zzzzzz").status_code == 404
     assert own_link.rsplit("/", 1)[1] not in caplog.text and f"/t/{code}/…" in caplog.text
+
+
+@pytest.mark.parametrize("unrated", [False, True])
+def test_tournament_matches_count_in_the_match_ratings_unless_unrated(office, unrated):
+    players = people(office, 4)
+    by_address = {player.address: player for player in players}
+    (answer,) = players[0].write_confirmed("tournament new Rated knockout 4 match 3" + (" unrated" if unrated else ""))
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code_in(answer)}")
+    match = matches(office)[0]
+    table = office.table(match.id)
+    finish(office, by_address, match, table.players[0].address)
+    with Session(office.engine) as session:
+        experience = {row.address: (row.experience_match, row.rating_match)
+                      for row in session.exec(select(PlayerRow)).all()}
+    for player in table.players:
+        changed = experience[player.address] != (0, 1500.0)
+        assert changed is not unrated, (player.address, experience[player.address])
