@@ -78,6 +78,16 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
     (the yearly allowance is the service's to check); details: the value.
 ``unknown-command``
     a line of one ``$word`` that is no command; details: that word.
+``tournament``
+    ``tournament``/``turnier`` followed by no known form (``new …``, ``join|leave|start|withdraw
+    CODE``, ``invite CODE ADDRESS…``, ``CODE``); details: the words after it.
+``tournament-name``
+    ``tournament new`` without a name of one word; details: what stood there.
+``tournament-size``
+    ``knockout``/``ko`` without 4, 8, 16, 32 or 64; details: the value.
+``tournament-invites``
+    ``tournament invite`` naming more than :data:`MAX_TOURNAMENT_INVITES` addresses; details:
+    that limit.
 """
 
 from __future__ import annotations
@@ -605,7 +615,12 @@ def _tournament_command(line: str, arguments: list[str]) -> Command:
         return TournamentInvite(arguments[1], addresses)
     if len(arguments) == 1 and TOURNAMENT_CODE.fullmatch(first):
         return TournamentShow(first)
-    return CommandError(line, "tournament", " ".join(arguments)[:40])
+    return CommandError(line, "tournament", _after_keyword(line))
+
+
+def _after_keyword(line: str) -> str:
+    """What follows a command's first word, as written (for an error that quotes it)."""
+    return " ".join(line.split()[1:])[:40]
 
 
 def _new_tournament(line: str, arguments: list[str]) -> Command:
@@ -637,7 +652,7 @@ def _new_tournament(line: str, arguments: list[str]) -> Command:
         else:
             return CommandError(line, "unknown-option", word)
     if "size" not in settings or "length" not in settings:
-        return CommandError(line, "tournament", " ".join(arguments)[:40])
+        return CommandError(line, "tournament", _after_keyword(line))
     return TournamentNew(**settings)  # type: ignore[arg-type]  # the keys are TournamentNew fields, set above
 
 

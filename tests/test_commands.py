@@ -34,6 +34,7 @@ from pbem.commands import (
     parse_commands,
 )
 from pbem.rules.notation import Numbering
+from pbem import commands
 
 SIMPLE = {
     "accept": Accept(), "annehmen": Accept(),
@@ -244,3 +245,39 @@ def test_every_non_blank_line_is_one_command_or_one_note_line(lines: list[str]) 
     note_lines = [line for note in notes for line in note.split("\n") if line]
     assert len(note_lines) + len(commands) - len(notes) == len(non_blank)
     assert all(note == note.strip() and note for note in notes)
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("tournament new Autumn knockout 8 match 3", commands.TournamentNew("Autumn", 8, 3)),
+    ("Turnier neu Herbst ko 16 partie 5 uhr 2d/7d ungewertet",
+     commands.TournamentNew("Herbst", 16, 5, timedelta(days=2), timedelta(days=7), rated=False)),
+    ("tournament new Spring match 1 knockout 4 unrated", commands.TournamentNew("Spring", 4, 1, rated=False)),
+    ("tournament join abc234", commands.TournamentAction("join", "abc234")),
+    ("turnier teilnehmen ABC234", commands.TournamentAction("join", "abc234")),
+    ("turnier verlassen abc234", commands.TournamentAction("leave", "abc234")),
+    ("tournament start abc234", commands.TournamentAction("start", "abc234")),
+    ("turnier zurückziehen abc234", commands.TournamentAction("withdraw", "abc234")),
+    ("tournament invite abc234 anna@example.org <ben@example.org>",
+     commands.TournamentInvite("abc234", ("anna@example.org", "ben@example.org"))),
+    ("tournament abc234", commands.TournamentShow("abc234")),
+    ("turnier abc234", commands.TournamentShow("abc234")),
+])
+def test_tournament_commands(line, expected):
+    assert commands.parse_commands(line) == [expected]
+
+
+@pytest.mark.parametrize("line, code, details", [
+    ("tournament new Autumn knockout 6 match 3", "tournament-size", "6"),
+    ("tournament new a@b knockout 8 match 3", "tournament-name", "a@b"),
+    ("tournament new", "tournament-name", ""),
+    ("tournament new Autumn knockout 8", "tournament", "new Autumn knockout 8"),
+    ("tournament new Autumn knockout 8 match 99", "match-length", "99"),
+    ("tournament new Autumn knockout 8 match 3 blitz", "unknown-option", "blitz"),
+    ("tournament jion abc234", "tournament", "jion abc234"),
+    ("tournament join abc", "tournament", "join abc"),
+    ("tournament invite abc234 anna", "invite-address", "anna"),
+    ("tournament invite abc234 " + " ".join(f"p{n}@example.org" for n in range(11)), "tournament-invites", "10"),
+])
+def test_tournament_command_errors(line, code, details):
+    (error,) = commands.parse_commands(line)
+    assert isinstance(error, commands.CommandError) and (error.code, error.details) == (code, details)

@@ -85,6 +85,10 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "resign-kind": "double",
     "vacation-days": "forever",
     "unknown-command": "$undo",
+    "tournament": "jion abc234",
+    "tournament-name": "a@b",
+    "tournament-size": "5",
+    "tournament-invites": "10",
 }
 SHARED_CODES = {
     "wrong_direction": (
