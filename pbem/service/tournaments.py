@@ -114,8 +114,12 @@ def invite(talk: Conversation, command: commands.TournamentInvite) -> None:
     if record.status != TournamentStatus.OPEN:
         _say(talk, Notice.TOURNAMENT_NOT_OPEN, record)
         return
-    invited = []
+    invited: list[str] = []
+    limit, sent = talk.config.limits.invitations_per_day, _invitations_sent(talk)
     for address in command.addresses:
+        if limit and sent + len(invited) >= limit:
+            talk.say_template(Notice.INVITATION_LIMIT, limit=limit, address=address)
+            continue
         invitee = _invitee(talk, address)
         if invitee is None:
             continue
@@ -154,6 +158,17 @@ def _invitee(talk: Conversation, address: str) -> Player | None:
         talk.say_template(Notice.INVITEE_UNDELIVERABLE, address=address)
         return None
     return invitee
+
+
+def _invitations_sent(talk: Conversation) -> int:
+    """Tournament invitations the sender sent in 24 hours (to their own tournaments), which count
+    against ``[limits] invitations_per_day`` as game invitations do."""
+    codes = set(talk.session.exec(select(TournamentRecord.code)
+                                  .where(TournamentRecord.organiser_id == talk.sender.id)).all())
+    held = talk.session.exec(select(AccountConfirmation.commands).where(
+        col(AccountConfirmation.created_at) > talk.now - timedelta(days=1))).all()
+    return sum(1 for lines in held for line in lines
+               if line.startswith("tournament join ") and line.removeprefix("tournament join ") in codes)
 
 
 def _invitations_received(talk: Conversation, invitee: Player) -> int:

@@ -288,3 +288,27 @@ def test_tournament_matches_count_in_the_match_ratings_unless_unrated(office, un
     for player in table.players:
         changed = experience[player.address] != (0, 1500.0)
         assert changed is not unrated, (player.address, experience[player.address])
+
+
+def test_tournament_invitations_keep_the_limits_of_game_invitations(office):
+    anna, ben = people(office, 2)
+    (answer,) = anna.write_confirmed("tournament new Crowd knockout 16 match 1")
+    code = code_in(answer)
+    ten = " ".join(f"friend{number}@example.org" for number in range(10))
+    sent = anna.write_confirmed(f"tournament invite {code} {ten}\ntournament invite {code} friend10@example.org")
+    assert sum(recipient(mail).startswith("friend") for mail in sent) == 10
+    told = prose_of(next(mail for mail in sent if recipient(mail) == anna.address))
+    assert "You have sent 10 invitations in the last 24 hours" in told and "friend10@example.org" in told
+    ben.write_confirmed("stop")
+    (refused,) = [mail for mail in anna.write_confirmed(f"tournament invite {code} ben@example.org")
+                  if recipient(mail) == anna.address]
+    assert "You have sent 10 invitations" in prose_of(refused)  # still the limit: the day is not over
+
+
+def test_no_tournament_invitation_goes_to_whoever_wrote_stop(office):
+    anna, ben = people(office, 2)
+    ben.write_confirmed("stop")
+    (answer,) = anna.write_confirmed("tournament new Quiet knockout 4 match 1")
+    sent = anna.write_confirmed(f"tournament invite {code_in(answer)} ben@example.org")
+    assert [recipient(mail) for mail in sent] == [anna.address]
+    assert "ben@example.org does not wish to receive invitations" in prose_of(sent[0])
