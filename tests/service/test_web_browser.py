@@ -311,3 +311,52 @@ def test_the_players_own_page_of_all_games(browser, game) -> None:
     browser.find_element(By.LINK_TEXT, "Open").click()
     WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "board-frame"))
     assert f"/g/{token_of(anna.last)}" in browser.current_url
+
+
+def test_the_tournament_page_draws_the_bracket(browser, config) -> None:
+    """Issue 22, item 3: a knockout's page in a real browser: the bracket drawn as SVG (allowed by
+    the CSP), the winners in bold, and on a player's own copy a link from their match to their game."""
+    import re
+
+    from sqlmodel import Session, select
+
+    from pbem.store.game_records import MatchRecord, Player as PlayerRow
+
+    office = PostOffice(config, LoadedDice(seed=3))
+    names = ["Anna", "Ben", "Carla", "Dora", "Erik"]
+    players = [Player(office, f"{name.lower()}@example.org", name) for name in names]
+    (answer,) = players[0].write_confirmed("tournament new Autumn knockout 8 match 1")
+    code = re.search(r"tournament join ([a-z2-7]{6})", prose_of(answer)).group(1)
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code}")
+    players[0].write_confirmed(f"tournament start {code}")
+    served = ServedBoard(office)
+    try:
+        with Session(office.engine) as session:
+            first = session.exec(select(MatchRecord).where(MatchRecord.tournament_round == 0)).first()
+        table = office.table(first.id)
+        loser = next(p for p in players if p.address == table.players[1].address)
+        loser.reply("$quit", to=loser.last_of(table.token(1)))
+        open_page(browser, f"{served.url}/t/{code}", DESKTOP)
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Tournament Autumn"
+        svg = browser.find_element(By.CSS_SELECTOR, "#bracket svg")
+        assert svg.size["width"] > 400 and svg.size["height"] > 150
+        texts = [element.text for element in browser.find_elements(By.CSS_SELECTOR, "#bracket svg text")]
+        assert {"Round 1", "Semi-finals", "Final"} <= set(texts) and texts.count("bye") == 3
+        bold = [element.text for element in browser.find_elements(By.CSS_SELECTOR, "#bracket text[font-weight=bold]")]
+        assert table.players[0].display_name in bold
+        assert browser.find_elements(By.CSS_SELECTOR, "#bracket a") == []  # the public page links no game
+        save_shot(browser, "8-tournament")
+        with Session(office.engine) as session:  # the mails link to it with the web board on (test_tournaments)
+            anna = session.exec(select(PlayerRow).where(PlayerRow.address == "anna@example.org")).one()
+            anna.page_token = "a" * 26
+            session.add(anna)
+            session.commit()
+        open_page(browser, f"{served.url}/t/{code}/{'a' * 26}", DESKTOP)
+        links = browser.find_elements(By.CSS_SELECTOR, "#bracket a")
+        assert len(links) == 1
+        links[0].click()
+        WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "board-frame"))
+        assert "/g/" in browser.current_url
+    finally:
+        served.close()
