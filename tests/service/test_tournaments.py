@@ -312,3 +312,25 @@ def test_no_tournament_invitation_goes_to_whoever_wrote_stop(office):
     sent = anna.write_confirmed(f"tournament invite {code_in(answer)} ben@example.org")
     assert [recipient(mail) for mail in sent] == [anna.address]
     assert "ben@example.org does not wish to receive invitations" in prose_of(sent[0])
+
+
+def test_a_tournament_match_lost_on_time_sends_the_winner_on(office):
+    from datetime import timedelta
+
+    from pbem.service.clock_job import check_clocks
+    from pbem.store.db import utc_now
+
+    players = people(office, 4)
+    (answer,) = players[0].write_confirmed("tournament new Clocked knockout 4 match 3 clock 1d/1d")
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code_in(answer)}")
+    first, second = matches(office)
+    later = utc_now() + timedelta(days=30)
+    for step in range(10):  # reminders first, then the loss on time, in both matches
+        check_clocks(office.engine, office.config, later + timedelta(minutes=step), office.dice)
+    sent = office.run()
+    office.file(sent)
+    assert office.table(first.id).status is MatchStatus.FINISHED and office.table(second.id).status is MatchStatus.FINISHED
+    final = matches(office)[-1]
+    assert final.tournament_round == 1 and final.status == "running"
+    assert "the semi-finals are over" in prose_of(players[0].last)
