@@ -27,9 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "service"))
 
-from post_office import LoadedDice, Player, PostOffice, invite_and_accept, text_of  # noqa: E402
+from post_office import Player, PostOffice, invite_and_accept, scratch_office, text_of  # noqa: E402
 
-from pbem.config import load_config  # noqa: E402
 from pbem.store.game_records import MatchStatus  # noqa: E402
 
 MAX_STEPS = 2000
@@ -110,12 +109,7 @@ def main() -> None:
     if options.small:
         options.games, options.assistant_games = 1, 1
     with tempfile.TemporaryDirectory(prefix="pbem-mail-count-") as temporary:
-        data_dir = Path(temporary) / "data"
-        data_dir.mkdir()
-        config_file = Path(temporary) / "pbem.toml"
-        config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
-                               '\n[web]\nenabled = false\n', encoding="utf-8")
-        office = PostOffice(load_config(config_file), LoadedDice(seed=options.seed))
+        office = scratch_office(Path(temporary), options.seed)
         humans, assistant = Count(), Count()
         for number in range(options.games):
             humans.add(human_game(office, number, options.old_defaults))

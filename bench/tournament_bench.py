@@ -25,10 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "service"))
 
-from post_office import LoadedDice, Player, PostOffice, text_of  # noqa: E402
+from post_office import Player, PostOffice, scratch_office, text_of  # noqa: E402
 from sqlmodel import Session, col, select  # noqa: E402
 
-from pbem.config import load_config  # noqa: E402
 from pbem.rules.brackets import SIZES  # noqa: E402
 from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, TournamentRecord  # noqa: E402
 
@@ -65,12 +64,7 @@ def main() -> None:
     if options.small:
         options.players = 8
     with tempfile.TemporaryDirectory(prefix="pbem-tournament-") as temporary:
-        data_dir = Path(temporary) / "data"
-        data_dir.mkdir()
-        config_file = Path(temporary) / "pbem.toml"
-        config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
-                               '\n[web]\nenabled = false\n', encoding="utf-8")
-        office = PostOffice(load_config(config_file), LoadedDice(seed=options.seed))
+        office = scratch_office(Path(temporary), options.seed)
         players = [Player(office, f"player{number}@example.org", f"Player {number}")
                    for number in range(options.players)]
         by_address = {player.address: player for player in players}

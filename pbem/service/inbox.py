@@ -424,18 +424,10 @@ def _dispatch(
         case commands.Invite():
             talk.invitation_apart = True
             invitations.invite(talk, command)
-        case commands.TournamentNew():
-            talk.invitation_apart = True
-            tournaments.open_tournament(talk, command)
-        case commands.TournamentAction():
-            talk.invitation_apart = True
-            tournaments.act(talk, command)
-        case commands.TournamentInvite():
-            talk.invitation_apart = True
-            tournaments.invite(talk, command)
-        case commands.TournamentShow():
-            talk.invitation_apart = True
-            tournaments.show(talk, command)
+        case commands.TournamentNew() | commands.TournamentAction() | commands.TournamentInvite() \
+                | commands.TournamentShow():
+            talk.invitation_apart = True  # about the tournament, not the game whose thread it was written in
+            tournaments.apply(talk, command)
         case commands.Accept() | commands.Decline() if (table is not None and seat is not None
                                                         and table.status is MatchStatus.INVITED):
             (invitations.accept if isinstance(command, commands.Accept) else invitations.decline)(talk, table, seat)
