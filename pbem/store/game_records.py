@@ -140,6 +140,8 @@ class MatchRecord(SQLModel, table=True):
     dice_rolls: int = 0
     """How many rolls the current game has taken from its seed: the next roll's number k.
     Counted up in the transaction that records the roll, under the match's lock."""
+    ladder_id: int | None = Field(default=None, foreign_key="ladders.id", index=True)
+    """The ladder this match is a challenge of (seat 0 the challenger), or None."""
 
 
 class Seat(SQLModel, table=True):
@@ -222,3 +224,35 @@ class ReviewJob(SQLModel, table=True):
     done_at: datetime | None = Field(sa_type=UTCDateTime, default=None, index=True)
     """Set in the transaction that queued the review mails (or when the job was given up)."""
     error: str = Field(sa_type=Text, default="")
+
+
+_LADDER_VERSION = _version_column()
+
+
+class Ladder(SQLModel, table=True):
+    """A ladder (``ladder join NAME``): its terms and its standing, the top first.
+
+    The standing changes only under this row's lock (:func:`pbem.service.ladder_standing.locked_ladder`),
+    and the version column catches any write that did not take it, so that of two results at
+    once neither is lost."""
+
+    __tablename__ = "ladders"
+    __mapper_args__ = {"version_id_col": _LADDER_VERSION}
+
+    id: int | None = Field(default=None, primary_key=True)
+    version: int = Field(default=1, sa_column=_LADDER_VERSION)
+    name: str = Field(sa_type=Text, unique=True, index=True)
+    """Lower case letters, digits and dashes: what players write after ``ladder``."""
+    code: str = Field(sa_type=Text, unique=True, index=True)
+    """The short secret of its read-only web page (``/l/<code>``), which no mail of a game holds."""
+    match_length: int = 5
+    reach: int = 3
+    """A player may challenge anyone at most this many places above them."""
+    answer_days: int = 7
+    """A challenge not accepted within this many days counts as won by the challenger."""
+    standing: list[int] = Field(sa_type=JSON, default_factory=list)
+    """Player ids, place 1 first (``pbem.rules.ladder``)."""
+    results: list[dict[str, Any]] = Field(sa_type=JSON, default_factory=list)
+    """The latest results, newest last: ``{"at", "challenger", "defender", "winner", "how"}``."""
+    created_by: int = Field(foreign_key="players.id")
+    created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
