@@ -65,6 +65,18 @@ class Notice(StrEnum):
     PRIZE_NOT_ALLOWED = "prize_not_allowed"
     PRIZE_NOT_WITH_ASSISTANT = "prize_not_with_assistant"
     PRIZE_NOT_COVERED = "prize_not_covered"
+    LADDER_LIST = "ladder_list"
+    LADDER_STANDING = "ladder_standing"
+    LADDER_JOINED = "ladder_joined"
+    LADDER_ALREADY_ON = "ladder_already_on"
+    LADDER_LEFT = "ladder_left"
+    LADDER_EXISTS = "ladder_exists"
+    LADDER_UNKNOWN = "ladder_unknown"
+    LADDER_NOT_ON = "ladder_not_on"
+    LADDER_WHICH = "ladder_which"
+    LADDER_NO_SUCH_PLAYER = "ladder_no_such_player"
+    LADDER_OUT_OF_REACH = "ladder_out_of_reach"
+    LADDER_BUSY = "ladder_busy"
 
 
 class EventKind(StrEnum):
@@ -103,6 +115,8 @@ class EventKind(StrEnum):
     PRIZE_NOT_COVERED = "prize_not_covered"
     PRIZE_ESCROWED = "prize_escrowed"
     PRIZE_PAID = "prize_paid"
+    LADDER_CHALLENGED = "ladder_challenged"
+    LADDER_RESULT = "ladder_result"
 
 
 @dataclass(frozen=True)
