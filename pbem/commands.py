@@ -767,7 +767,7 @@ def _ladder_command(line: str, arguments: list[str]) -> Command | None:
         return _ladder_terms(line, name, rest[1:])
     if len(rest) > 1:
         return CommandError(line, "ladder-option", rest[1])
-    return action(name)
+    return LadderJoin(name) if action is LadderJoin else LadderLeave(name)
 
 
 def _ladder_challenge(line: str, name: str | None, whom: str) -> Command:

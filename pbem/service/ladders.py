@@ -159,8 +159,8 @@ def _challenge(talk: Conversation, command: commands.LadderChallenge) -> None:
     options = commands.GameOptions(kind=Format.MATCH, length=ladder.match_length)
     table = invitations.challenge(talk, defender.address, options, ladder)
     if table is not None:
-        talk.event(table, EventKind.LADDER_CHALLENGED, 0, places=[ladder_rules.place(standing, player.id)
-                                                                   for player in table.players],
+        talk.event(table, EventKind.LADDER_CHALLENGED, 0, places=[ladder_rules.place(standing, _me(talk)),
+                                                                   ladder_rules.place(standing, defender.id)],
                    days=ladder.answer_days, deadline=(talk.now + timedelta(days=ladder.answer_days)).date().isoformat(),
                    **standing_event_data(talk.session, ladder, talk.config))
 

@@ -1,0 +1,182 @@
+"""Ladders by mail (issue 22, item 2): join, challenge, accept, play; a declined or unanswered
+challenge; the standing in the match-end mail; refusals that change nothing."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from post_office import Player, PostOffice, check_answers, is_confirmation, play_to_end, prose_of, recipient, text_of, token_of
+from sqlmodel import Session, select
+
+from pbem.service.ladder_job import expire_challenges
+from pbem.store.db import utc_now
+from pbem.store.game_records import Ladder, MatchRecord, MatchStatus
+from pbem.store.game_records import Player as PlayerRow
+
+
+@pytest.fixture
+def players(office) -> list[Player]:
+    """Anna, Ben, Carl and Dora, on the ladder ``club`` (matches to 1 point) in this order."""
+    people = [Player(office, f"{name.lower()}@example.org", name) for name in ("Anna", "Ben", "Carl", "Dora")]
+    (answer,) = people[0].write_confirmed("ladder new club match 1 reach 3 days 7")
+    assert "You are on the ladder club, at place 1." in prose_of(answer)
+    for person in people[1:]:
+        (answer,) = person.write_confirmed("ladder join club")
+        assert f"at place {people.index(person) + 1}." in prose_of(answer)
+    return people
+
+
+def standing(office: PostOffice) -> list[str]:
+    with Session(office.engine) as session:
+        ladder = session.exec(select(Ladder)).one()
+        by_id = {player.id: player.address.split("@")[0] for player in session.exec(select(PlayerRow)).all()}
+        return [by_id[player_id] for player_id in ladder.standing]
+
+
+def challenge(office: PostOffice, challenger: Player, defender: Player, line: str) -> int:
+    """``challenger`` sends ``line`` (confirmed); the defender gets an invitation that says it is a
+    challenge; returns the match id."""
+    sent = challenger.write_confirmed(line)
+    check_answers(office, challenger.outbox[-1], sent)
+    card = defender.last
+    assert "Invitation from" in str(card["Subject"])
+    assert f"This is a challenge on the ladder club: {challenger.name} (place" in prose_of(card)
+    assert f"mailto:backgammon+{token_of(card)}@localhost?subject=accept" in text_of(card)
+    table = office.table()
+    assert table.status is MatchStatus.INVITED and table.record.ladder_id is not None
+    return table.id
+
+
+def test_a_challenge_accepted_and_played_moves_the_winner_up_and_both_get_the_standing(office, players):
+    anna, ben, carl, dora = players
+    match_id = challenge(office, dora, anna, "ladder challenge club 1")
+    anna.reply("accept", to=anna.last)
+    assert office.table(match_id).status is MatchStatus.RUNNING
+    play_to_end(office, (dora, anna), match_id)
+    table = office.table(match_id)
+    dora_won = table.score.points[0] > table.score.points[1]
+    assert standing(office) == (["dora", "anna", "ben", "carl"] if dora_won else ["anna", "ben", "carl", "dora"])
+    for person in (anna, dora):
+        end = prose_of(person.last)
+        assert "Ladder club:" in end and "The standing now:" in end
+        assert "1. Dora 2. Anna 3. Ben 4. Carl" in end if dora_won else "1. Anna 2. Ben 3. Carl 4. Dora" in end
+        assert "New match ratings" in end  # a ladder match counts in the match rating list
+        assert "@example.org" not in end.split("The standing now:")[1]
+
+
+def test_a_challenger_who_wins_takes_the_place_and_everyone_between_moves_down(office, players):
+    anna, ben, carl, dora = players
+    match_id = challenge(office, dora, anna, "ladder challenge club anna@example.org")
+    anna.reply("accept", to=anna.last)
+    sent = anna.reply("$quit", to=anna.last_of(office.table(match_id).token(1)))
+    assert {recipient(mail) for mail in sent} == {anna.address, dora.address}
+    assert standing(office) == ["dora", "anna", "ben", "carl"]
+    assert "Ladder club: Dora wins the challenge and takes place 1." in prose_of(anna.last)
+    assert "Ladder club: you win the challenge and take place 1." in prose_of(dora.last)
+
+
+def test_a_challenger_who_loses_changes_nothing(office, players):
+    anna, ben, carl, dora = players
+    match_id = challenge(office, carl, ben, "ladder challenge club 2")
+    ben.reply("accept", to=ben.last)
+    carl.reply("$quit", to=carl.last_of(office.table(match_id).token(0)))
+    assert standing(office) == ["anna", "ben", "carl", "dora"]
+    assert "you stay at place 2" in prose_of(ben.last)
+
+
+def test_a_declined_challenge_is_won_by_the_challenger(office, players):
+    anna, ben, carl, dora = players
+    challenge(office, carl, ben, "leiter fordern club 2")
+    ben.reply("decline", to=ben.last)
+    assert standing(office) == ["anna", "carl", "ben", "dora"]
+    assert "Ladder club: Carl wins the challenge (declined) and takes place 2." in prose_of(ben.last)
+
+
+def test_a_challenge_not_accepted_in_time_is_won_by_the_challenger(office, players):
+    anna, ben, carl, dora = players
+    match_id = challenge(office, dora, ben, "ladder challenge club 2")
+    assert expire_challenges(office.engine, office.config, utc_now() + timedelta(days=6)) == 0
+    assert expire_challenges(office.engine, office.config, utc_now() + timedelta(days=7, minutes=1)) == 1
+    assert expire_challenges(office.engine, office.config, utc_now() + timedelta(days=8)) == 0  # once only
+    assert standing(office) == ["anna", "dora", "ben", "carl"]
+    assert office.table(match_id).status is MatchStatus.DECLINED
+    sent = office.run()
+    office.file(sent)
+    assert {recipient(mail) for mail in sent} == {ben.address, dora.address}
+    assert "Dora wins the challenge (not accepted in time) and takes place 2." in prose_of(ben.last)
+    ben.reply("accept", to=ben.inbox[-2])  # too late: the invitation is over
+    assert office.table(match_id).status is MatchStatus.DECLINED
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    ("ladder challenge club 1", "you are at place 4 and may challenge only the 2 places above you (places 2 to 3)"),
+    ("ladder challenge club 4", "place 4 is not one of them"),
+    ("ladder challenge club 9", 'Nobody at "9" is on the ladder club'),
+    ("ladder challenge club eve@example.org", 'Nobody at "eve@example.org" is on the ladder club'),
+    ("ladder challenge chess 2", "There is no ladder named chess."),
+])
+def test_a_challenge_out_of_reach_or_of_nobody_is_refused_and_changes_nothing(config, line, reason):
+    office = PostOffice(config)
+    people = [Player(office, f"{name.lower()}@example.org", name) for name in ("Anna", "Ben", "Carl", "Dora")]
+    people[0].write_confirmed("ladder new club reach 2")
+    for person in people[1:]:
+        person.write_confirmed("ladder join club")
+    (answer,) = people[3].write_confirmed(line)
+    assert reason in prose_of(answer), prose_of(answer)
+    assert "No challenge was sent" in prose_of(answer) or "no ladder" in prose_of(answer)
+    with Session(office.engine) as session:
+        assert session.exec(select(MatchRecord)).all() == []
+
+
+def test_one_open_challenge_at_a_time(office, players):
+    anna, ben, carl, dora = players
+    eve = Player(office, "eve@example.org", "Eve")
+    eve.write_confirmed("ladder join club")
+    challenge(office, dora, carl, "ladder challenge club 3")
+    (answer,) = eve.write_confirmed("ladder challenge club 3")  # Carl is busy
+    assert "That player is already in an open challenge of the ladder club" in prose_of(answer)
+    (answer,) = dora.write_confirmed("ladder challenge club 1")
+    assert "You are already in an open challenge" in prose_of(answer)
+
+
+def test_joining_and_challenging_need_proof_the_standing_does_not(office, players):
+    anna, ben, carl, dora = players
+    eve = Player(office, "eve@example.org", "Eve")
+    (question,) = eve.write("ladder join club")
+    assert is_confirmation(question)
+    assert standing(office) == ["anna", "ben", "carl", "dora"]
+    (question,) = dora.write("ladder challenge club 3")
+    assert is_confirmation(question)
+    with Session(office.engine) as session:
+        assert session.exec(select(MatchRecord)).all() == []
+    (answer,) = eve.write("ladder club")
+    text = prose_of(answer)
+    assert "Ladder club: matches to 1 point" in text and "1. Anna 2. Ben 3. Carl 4. Dora" in text
+    assert "ladder join club" in text and "@example.org" not in text
+    (answer,) = eve.write("leiter club")
+    assert "Leiter club: Partien auf 1 Punkt" in prose_of(answer)
+
+
+def test_leave_and_the_list(office, players):
+    anna, ben, carl, dora = players
+    (answer,) = ben.write_confirmed("ladder leave club")
+    assert "You have left the ladder club" in prose_of(answer)
+    assert standing(office) == ["anna", "carl", "dora"]
+    (answer,) = ben.write("ladder")
+    assert "club: 3 players" in prose_of(answer)
+    (answer,) = carl.write("ladder")
+    assert "club: 3 players, you at place 2" in prose_of(answer)
+    (answer,) = ben.write_confirmed("ladder leave club")
+    assert "You are not on the ladder club" in prose_of(answer)
+
+
+def test_a_ladder_is_opened_by_its_first_join_with_the_default_terms(office):
+    anna = Player(office, "anna@example.org", "Anna")
+    (answer,) = anna.write_confirmed("leiter beitreten sommer", yes="ja")
+    assert "Sie stehen auf der Leiter sommer, auf Platz 1." in prose_of(answer)
+    with Session(office.engine) as session:
+        ladder = session.exec(select(Ladder)).one()
+        assert (ladder.match_length, ladder.reach, ladder.answer_days) == (5, 3, 7)
+    (answer,) = anna.write_confirmed("ladder new sommer match 3")
+    assert "There is already a ladder named sommer" in prose_of(answer)
