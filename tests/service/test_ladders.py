@@ -179,4 +179,4 @@ def test_a_ladder_is_opened_by_its_first_join_with_the_default_terms(office):
         ladder = session.exec(select(Ladder)).one()
         assert (ladder.match_length, ladder.reach, ladder.answer_days) == (5, 3, 7)
     (answer,) = anna.write_confirmed("ladder new sommer match 3")
-    assert "There is already a ladder named sommer" in prose_of(answer)
+    assert "Eine Leiter sommer gibt es schon" in prose_of(answer)
