@@ -85,6 +85,9 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "resign-kind": "double",
     "vacation-days": "forever",
     "unknown-command": "$undo",
+    "ladder-name": "new",
+    "ladder-option": "match 99",
+    "ladder-opponent": "xyz",
 }
 SHARED_CODES = {
     "wrong_direction": (
