@@ -212,6 +212,23 @@ class PlayerPageView:
 
 
 @dataclass(frozen=True)
+class LadderPageView:
+    """A ladder's read-only page (``/l/<code>``): names only, never an address or a game token."""
+
+    language: str
+    name: str
+    match_length: int
+    reach: int
+    answer_days: int
+    standing: tuple[str, ...]
+    """Place 1 first."""
+    challenges: tuple[tuple[str, str, bool], ...]
+    """Open challenges: (challenger, defender, accepted and being played)."""
+    results: tuple[tuple[str, str, str, str], ...]
+    """Latest results, newest first: (date, winner, loser, how: played, declined or unanswered)."""
+
+
+@dataclass(frozen=True)
 class MoveRow:
     """One numbered line of the moves so far, as gnubg lists a game: what player 0 did in the
     left cell, what player 1 did in the right one (a roll and its play, a double, a take …)."""

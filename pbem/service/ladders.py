@@ -8,12 +8,12 @@ ladder's id, the same proof, rate limits and ``stop`` as any invitation, accepte
 
 from __future__ import annotations
 
-import secrets
 from datetime import timedelta
 
 from sqlmodel import col, select
 
 from pbem import commands
+from pbem.mail.reading import new_token
 from pbem.render.views import EventKind, Notice
 from pbem.rules import ladder as ladder_rules
 from pbem.rules.scoring import Format
@@ -23,10 +23,6 @@ from pbem.service.ladder_standing import (
     ladder_link, ladder_named, locked_ladder, open_challenges, standing_event_data, standing_names,
 )
 from pbem.store.game_records import Ladder, Player, Seat
-
-_CODE_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
-_CODE_LENGTH = 10
-
 
 def apply_ladder_command(talk: Conversation, command: commands.LadderCommand) -> None:
     """One ladder command of the sender; what it says goes into a letter apart from any game."""
@@ -44,10 +40,6 @@ def apply_ladder_command(talk: Conversation, command: commands.LadderCommand) ->
             _challenge(talk, command)
         case commands.LadderLeave(name=name):
             _leave(talk, name)
-
-
-def _new_code() -> str:
-    return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(_CODE_LENGTH))
 
 
 def _me(talk: Conversation) -> int:
@@ -86,7 +78,7 @@ def _new(talk: Conversation, command: commands.LadderNew) -> None:
 
 
 def _create(talk: Conversation, terms: commands.LadderNew) -> Ladder:
-    ladder = Ladder(name=terms.name, code=_new_code(), match_length=terms.match_length, reach=terms.reach,
+    ladder = Ladder(name=terms.name, code=new_token(), match_length=terms.match_length, reach=terms.reach,
                     answer_days=terms.answer_days, created_by=_me(talk), created_at=talk.now)
     talk.session.add(ladder)
     talk.session.flush()

@@ -33,7 +33,7 @@ from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
-from pbem.render.views import (EventKind, MoveLine, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
+from pbem.render.views import (EventKind, LadderPageView, MoveLine, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
                                UnsubscribeView)
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
@@ -46,6 +46,7 @@ from pbem.service.bounces import failures_of_match
 from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
+from pbem.service.ladder_page import ladder_page
 from pbem.service.player_page import PlayerPages
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import session_scope, utc_now
@@ -88,6 +89,10 @@ class WebBoard:
     def player_page(self, page_token: str) -> PlayerPageView | None:
         """A player's own page of all their games (:mod:`pbem.service.player_page`)."""
         return PlayerPages(self.config, self.engine, self.clock).page(page_token)
+
+    def ladder_page(self, code: str) -> LadderPageView | None:
+        """A ladder's read-only page (:mod:`pbem.service.ladder_page`)."""
+        return ladder_page(self.config, self.engine, code)
 
     def unsubscribe(self, unsubscribe_token: str, apply: bool) -> UnsubscribeView | None:
         """The page of an address's List-Unsubscribe link; with ``apply`` (its POST) the address

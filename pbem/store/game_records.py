@@ -244,7 +244,8 @@ class Ladder(SQLModel, table=True):
     name: str = Field(sa_type=Text, unique=True, index=True)
     """Lower case letters, digits and dashes: what players write after ``ladder``."""
     code: str = Field(sa_type=Text, unique=True, index=True)
-    """The short secret of its read-only web page (``/l/<code>``), which no mail of a game holds."""
+    """The secret of its read-only web page (``/l/<code>``), shaped like a game token so that the
+    web app's checks and log redaction treat it as one; it opens nothing but that page."""
     match_length: int = 5
     reach: int = 3
     """A player may challenge anyone at most this many places above them."""

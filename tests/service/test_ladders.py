@@ -3,15 +3,19 @@ challenge; the standing in the match-end mail; refusals that change nothing."""
 
 from __future__ import annotations
 
+import logging
+import re
 from datetime import timedelta
 
 import pytest
-from post_office import Player, PostOffice, check_answers, is_confirmation, play_to_end, prose_of, recipient, text_of, token_of
+from post_office import (LoadedDice, Player, PostOffice, check_answers, is_confirmation, play_to_end, prose_of, recipient,
+                         text_of, token_of)
 from sqlmodel import Session, select
+from test_web_board import client_of, web_config
 
 from pbem.service.ladder_job import expire_challenges
 from pbem.store.db import utc_now
-from pbem.store.game_records import Ladder, MatchRecord, MatchStatus
+from pbem.store.game_records import Ladder, MatchRecord, MatchStatus, Seat
 from pbem.store.game_records import Player as PlayerRow
 
 
@@ -180,3 +184,40 @@ def test_a_ladder_is_opened_by_its_first_join_with_the_default_terms(office):
         assert (ladder.match_length, ladder.reach, ladder.answer_days) == (5, 3, 7)
     (answer,) = anna.write_confirmed("ladder new sommer match 3")
     assert "Eine Leiter sommer gibt es schon" in prose_of(answer)
+
+
+LADDER_LINK = re.compile(r"http://127\.0\.0\.1:8080/l/([a-z2-7]{26})")
+
+
+def test_the_ladder_page_shows_names_challenges_and_results_and_no_address_or_token(config, caplog):
+    office = PostOffice(web_config(config), LoadedDice(seed=1))
+    anna, ben, carl, dora = (Player(office, f"{name.lower()}@example.org", name) for name in ("Anna", "Ben", "Carl", "Dora"))
+    (answer,) = anna.write_confirmed("ladder new club match 1")
+    for person in (ben, carl, dora):
+        person.write_confirmed("ladder join club")
+    found = LADDER_LINK.search(text_of(answer))
+    assert found, text_of(answer)
+    code = found.group(1)
+    challenge(office, carl, ben, "ladder challenge club 2")
+    assert f"/l/{code}" in text_of(ben.last)  # the challenge links to the ladder
+    challenge(office, dora, anna, "ladder challenge club 1")
+    anna.reply("decline", to=anna.last)
+    assert f"/l/{code}" in text_of(anna.last)
+    client = client_of(office)
+    with caplog.at_level(logging.INFO):
+        page = client.get(f"/l/{code}")
+    assert page.status_code == 200
+    html = page.text
+    assert re.findall(r"<li>(.*?)</li>", re.search(r'<ol id="standing">(.*?)</ol>', html, re.S).group(1)) == [
+        "Dora", "Anna", "Ben", "Carl"]
+    assert "<li>Carl challenges Ben: waiting for the answer</li>" in html
+    assert "Dora beat Anna (declined)</li>" in html
+    assert "@" not in html
+    with Session(office.engine) as session:
+        tokens = session.exec(select(Seat.token)).all()
+        page_tokens = [token for token in session.exec(select(PlayerRow.page_token)).all() if token]
+    assert tokens and not any(token in html for token in [*tokens, *page_tokens])
+    logged = [record.getMessage() for record in caplog.records if record.name.startswith("pbem")]
+    assert any("/l/…" in line for line in logged) and not any(code in line for line in logged)
+    assert client.get(f"/l/{tokens[0]}").status_code == 404  # a game token opens no ladder
+    assert client.get("/l/nothing").status_code == 404
