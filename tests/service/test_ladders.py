@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+from types import SimpleNamespace
 from datetime import timedelta
 
 import pytest
@@ -221,3 +222,61 @@ def test_the_ladder_page_shows_names_challenges_and_results_and_no_address_or_to
     assert any("/l/…" in line for line in logged) and not any(code in line for line in logged)
     assert client.get(f"/l/{tokens[0]}").status_code == 404  # a game token opens no ladder
     assert client.get("/l/nothing").status_code == 404
+
+
+@pytest.mark.postgresql_only
+def test_two_daemons_ending_two_challenges_at_once_lose_neither_result(config, monkeypatch) -> None:
+    """Two challenges of one ladder are declined at the same moment by two daemons on one
+    PostgreSQL database: each locks its match and then the ladder's row, so the second waits for
+    the first and applies its result to the standing the first left (a slow result makes both
+    read the standing at once if nothing locks it)."""
+    import threading
+    import time
+
+    from pbem.rules import ladder as ladder_rules
+
+    def slow_result(*arguments, **options):
+        time.sleep(0.5)
+        return ladder_rules.result(*arguments, **options)
+
+    monkeypatch.setattr("pbem.service.ladder_standing.ladder_rules", SimpleNamespace(
+        result=slow_result, place=ladder_rules.place))
+
+    from pbem.service import invitations
+    from pbem.service.conversation import Answering, Conversation
+    from pbem.service.dice import SEEDED_DICE
+    from pbem.service.tables import Table, locked_match
+    from pbem.store.db import make_engine, session_scope
+
+    office = PostOffice(config)
+    names = ("Anna", "Ben", "Carl", "Dora", "Emil", "Fritz")
+    people = [Player(office, f"{name.lower()}@example.org", name) for name in names]
+    for person in people:
+        person.write_confirmed("ladder join club")
+    anna, ben, carl, dora, emil, fritz = people
+    first = challenge(office, dora, anna, "ladder challenge club 1")
+    second = challenge(office, fritz, emil, "ladder challenge club 5")
+    engines = [make_engine(config.database.url) for _ in range(2)]  # two daemons, two connection pools
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def decline(engine, match_id: int) -> None:
+        try:
+            with session_scope(engine) as session:
+                barrier.wait(timeout=30)
+                table = Table.load(session, locked_match(session, match_id))
+                talk = Conversation(session, office.config, table.players[1], Answering(None), SEEDED_DICE, utc_now())
+                invitations.decline(talk, table, 1)
+                table.save(session)
+        except BaseException as problem:  # noqa: BLE001 - reported below
+            errors.append(problem)
+
+    threads = [threading.Thread(target=decline, args=pair) for pair in zip(engines, (first, second))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert standing(office) == ["dora", "anna", "ben", "carl", "fritz", "emil"]
+    with Session(office.engine) as session:
+        assert len(session.exec(select(Ladder)).one().results) == 2
