@@ -77,6 +77,7 @@ class Notice(StrEnum):
     LADDER_NO_SUCH_PLAYER = "ladder_no_such_player"
     LADDER_OUT_OF_REACH = "ladder_out_of_reach"
     LADDER_BUSY = "ladder_busy"
+    LADDER_WON_UNCHALLENGEABLE = "ladder_won_unchallengeable"
 
 
 class EventKind(StrEnum):

@@ -117,14 +117,18 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
         _open_match(talk, (talk.sender, invitee), command.options)
 
 
-def challenge(talk: Conversation, address: str, options: commands.GameOptions, ladder: Ladder) -> Table | None:
+def challenge(talk: Conversation, address: str, options: commands.GameOptions, ladder: Ladder,
+              shown: str | None = None) -> Table | None:
     """A ladder challenge (:mod:`pbem.service.ladders`): an invitation like any other, under the
-    same rules (limits, ``stop``, bounces), whose match belongs to the ladder; None when refused."""
-    invitee = _invitee(talk, address, options)
+    same rules (limits, ``stop``, bounces), whose match belongs to the ladder; None when refused.
+    ``shown``: how a refusal names the one challenged (their name, when challenged by place:
+    the challenger is never told an address they did not write)."""
+    invitee = _invitee(talk, address, options, shown)
     return None if invitee is None else _open_match(talk, (talk.sender, invitee), options, ladder_id=ladder.id)
 
 
-def _invitee(talk: Conversation, address: str, options: commands.GameOptions) -> Player | None:
+def _invitee(talk: Conversation, address: str, options: commands.GameOptions,
+             shown: str | None = None) -> Player | None:
     """The player an invitation from the sender may go to, or None when it may not (the sender
     is told why)."""
     address = address.lower()
@@ -139,18 +143,18 @@ def _invitee(talk: Conversation, address: str, options: commands.GameOptions) ->
         return None
     limit = talk.config.limits.invitations_per_day
     if limit and _matches_opened_in_a_day(talk, 0, talk.sender) >= limit:
-        talk.say_template(Notice.INVITATION_LIMIT, limit=limit, address=address)
+        talk.say_template(Notice.INVITATION_LIMIT, limit=limit, address=shown or address)
         return None
     invitee = player_for(talk.session, address)
     received = talk.config.limits.invitations_received_per_day
     if received and _matches_opened_in_a_day(talk, 1, invitee) >= received:
-        talk.say_template(Notice.INVITEE_LIMIT, limit=received, address=address)
+        talk.say_template(Notice.INVITEE_LIMIT, limit=received, address=shown or address)
         return None
     if invitee.refuses_invitations:
-        talk.say_template(Notice.INVITEE_REFUSES, address=address)
+        talk.say_template(Notice.INVITEE_REFUSES, address=shown or address)
         return None
     if undeliverable(invitee, talk.config):
-        talk.say_template(Notice.INVITEE_UNDELIVERABLE, address=address)
+        talk.say_template(Notice.INVITEE_UNDELIVERABLE, address=shown or address)
         return None
     if _settle_refused(talk, options):
         return None

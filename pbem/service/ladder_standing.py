@@ -31,6 +31,8 @@ class HowDecided:
 
     PLAYED = "played"
     DECLINED = "declined"
+    REFUSED = "refused"
+    """The one challenged takes no invitations (``stop``, or mail to them bounces)."""
     UNANSWERED = "unanswered"
 
 
@@ -81,6 +83,19 @@ def match_over(talk: Conversation, table: Table) -> None:
         record_result(talk, table, challenger_won=winner == 0, how=HowDecided.PLAYED)
 
 
+def apply_result(talk: Conversation, ladder: Ladder, challenger: int, defender: int, *, challenger_won: bool,
+                 how: str) -> ladder_rules.Standing:
+    """Change the standing of the ladder (locked by the caller) and remember the result; returns
+    the new standing."""
+    after = ladder_rules.result(tuple(ladder.standing), challenger, defender, challenger_won)
+    ladder.standing = list(after)
+    winner = challenger if challenger_won else defender
+    ladder.results = [*ladder.results, {"at": talk.now.isoformat(timespec="minutes"), "challenger": challenger,
+                                        "defender": defender, "winner": winner, "how": how}][-RESULTS_KEPT:]
+    talk.session.add(ladder)
+    return after
+
+
 def record_result(talk: Conversation, table: Table, *, challenger_won: bool, how: str) -> None:
     """Apply a challenge's result to the standing (under the ladder's lock), remember it for the
     ladder's page, and tell both players the new standing."""
@@ -91,12 +106,7 @@ def record_result(talk: Conversation, table: Table, *, challenger_won: bool, how
     challenger, defender = (player.id for player in table.players)
     assert challenger is not None and defender is not None
     before = tuple(ladder.standing)
-    after = ladder_rules.result(before, challenger, defender, challenger_won)
-    ladder.standing = list(after)
-    winner = challenger if challenger_won else defender
-    ladder.results = [*ladder.results, {"at": talk.now.isoformat(timespec="minutes"), "challenger": challenger,
-                                        "defender": defender, "winner": winner, "how": how}][-RESULTS_KEPT:]
-    talk.session.add(ladder)
+    after = apply_result(talk, ladder, challenger, defender, challenger_won=challenger_won, how=how)
     places = [ladder_rules.place(after, player_id) for player_id in (challenger, defender)]
     talk.event(table, EventKind.LADDER_RESULT, 0 if challenger_won else 1, how=how, places=places,
                moved=before != after, **standing_event_data(talk.session, ladder, talk.config))

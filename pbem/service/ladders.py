@@ -18,9 +18,10 @@ from pbem.render.views import EventKind, Notice
 from pbem.rules import ladder as ladder_rules
 from pbem.rules.scoring import Format
 from pbem.service import invitations
-from pbem.service.conversation import Conversation
+from pbem.service.conversation import Conversation, shown_name
+from pbem.service.bounces import undeliverable
 from pbem.service.ladder_standing import (
-    ladder_link, ladder_named, locked_ladder, open_challenges, standing_event_data, standing_names,
+    HowDecided, apply_result, ladder_link, ladder_named, locked_ladder, open_challenges, standing_event_data, standing_names,
 )
 from pbem.store.game_records import Ladder, Player, Seat
 
@@ -148,8 +149,15 @@ def _challenge(talk: Conversation, command: commands.LadderChallenge) -> None:
     if busy is not None:
         talk.say_template(Notice.LADDER_BUSY, name=name, me=busy == _me(talk))
         return
+    if defender.refuses_invitations or undeliverable(defender, talk.config):
+        # Nobody escapes challenges by refusing invitations: it counts as a declined challenge.
+        after = apply_result(talk, ladder, _me(talk), defender.id, challenger_won=True, how=HowDecided.REFUSED)
+        talk.say_template(Notice.LADDER_WON_UNCHALLENGEABLE, name=name, opponent=shown_name(defender, talk.language(talk.sender)),
+                          mine=ladder_rules.place(after, _me(talk)), link=ladder_link(ladder, talk.config))
+        return
     options = commands.GameOptions(kind=Format.MATCH, length=ladder.match_length)
-    table = invitations.challenge(talk, defender.address, options, ladder)
+    shown = None if "@" in command.opponent else shown_name(defender, talk.language(talk.sender))
+    table = invitations.challenge(talk, defender.address, options, ladder, shown)
     if table is not None:
         talk.event(table, EventKind.LADDER_CHALLENGED, 0, places=[ladder_rules.place(standing, _me(talk)),
                                                                    ladder_rules.place(standing, defender.id)],

@@ -280,3 +280,15 @@ def test_two_daemons_ending_two_challenges_at_once_lose_neither_result(config, m
     assert standing(office) == ["dora", "anna", "ben", "carl", "fritz", "emil"]
     with Session(office.engine) as session:
         assert len(session.exec(select(Ladder)).one().results) == 2
+
+
+def test_nobody_escapes_challenges_by_refusing_invitations(office, players):
+    anna, ben, carl, dora = players
+    ben.write_confirmed("stop")
+    (answer,) = dora.write_confirmed("ladder challenge club 2")
+    assert ("Ben takes no invitations (they wrote stop, or mail to them comes back), so your challenge on the "
+            "ladder club counts as declined and is won by you: you are now at place 2.") in prose_of(answer)
+    assert "ben@example.org" not in text_of(answer)
+    assert standing(office) == ["anna", "dora", "ben", "carl"]
+    with Session(office.engine) as session:
+        assert session.exec(select(MatchRecord)).all() == []
