@@ -292,3 +292,29 @@ def test_nobody_escapes_challenges_by_refusing_invitations(office, players):
     assert standing(office) == ["anna", "dora", "ben", "carl"]
     with Session(office.engine) as session:
         assert session.exec(select(MatchRecord)).all() == []
+
+
+def test_a_challenge_without_the_ladders_name_needs_exactly_one_ladder(office, players):
+    anna, ben, carl, dora = players
+    challenge(office, dora, carl, "ladder challenge carl@example.org")
+    ben.write_confirmed("ladder join chess")
+    (answer,) = ben.write_confirmed("ladder challenge anna@example.org")
+    assert "You are on several ladders (chess, club): name the one you mean" in prose_of(answer)
+    eve = Player(office, "eve@example.org", "Eve")
+    (answer,) = eve.write_confirmed("ladder challenge anna@example.org")
+    assert "You are on no ladder yet" in prose_of(answer)
+
+
+def test_the_challenge_and_its_end_in_german(office, players):
+    anna, ben, carl, dora = players
+    carl.write_confirmed("sprache de", yes="ja")
+    ben.write_confirmed("sprache de", yes="ja")
+    sent = carl.write_confirmed("leiter fordern club 2", yes="ja")
+    card = ben.last
+    assert card in sent
+    assert ("Dies ist eine Forderung auf der Leiter club: Carl (Platz 3) fordert Sie (Platz 2). Antworten Sie annehmen "
+            "zum Spielen") in prose_of(card)
+    ben.reply("ablehnen", to=card)
+    assert "Leiter club: Carl gewinnt die Forderung (abgelehnt) und rückt auf Platz 2." in prose_of(ben.last)
+    assert "Die Rangfolge jetzt: 1. Anna 2. Carl 3. Ben 4. Dora" in prose_of(ben.last)
+    assert "Leiter club: Sie gewinnen die Forderung (abgelehnt) und rücken auf Platz 2." in prose_of(carl.last)
