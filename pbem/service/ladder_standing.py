@@ -23,7 +23,7 @@ from pbem.store.game_records import Ladder, MatchRecord, MatchStatus, Player
 RESULTS_KEPT = 20
 """The latest results a ladder keeps for its page."""
 STANDING_SHOWN = 50
-"""A mail shows the top of the standing and the places around its reader, at most this many lines."""
+"""A mail about a challenge shows the standing down to this place (``ladder NAME`` shows it all)."""
 
 
 class HowDecided:
@@ -71,8 +71,10 @@ def open_challenges(session: Session, ladder: Ladder) -> list[MatchRecord]:
 
 
 def standing_event_data(session: Session, ladder: Ladder, config: Config) -> dict[str, Any]:
-    """What a mail about the ladder shows of it: its name, standing (names), and its page."""
-    return {"ladder": ladder.name, "standing": standing_names(session, ladder, config.service.language),
+    """What a mail about the ladder shows of it: its name, the top of its standing (names), how
+    many more stand below, and its page."""
+    names = standing_names(session, ladder, config.service.language)
+    return {"ladder": ladder.name, "standing": names[:STANDING_SHOWN], "more": max(0, len(names) - STANDING_SHOWN),
             "link": ladder_link(ladder, config)}
 
 

@@ -318,3 +318,14 @@ def test_the_challenge_and_its_end_in_german(office, players):
     assert "Leiter club: Carl gewinnt die Forderung (abgelehnt) und rückt auf Platz 2." in prose_of(ben.last)
     assert "Die Rangfolge jetzt: 1. Anna 2. Carl 3. Ben 4. Dora" in prose_of(ben.last)
     assert "Leiter club: Sie gewinnen die Forderung (abgelehnt) und rücken auf Platz 2." in prose_of(carl.last)
+
+
+def test_a_long_standing_is_cut_in_the_challenge_mails(office, players, monkeypatch):
+    monkeypatch.setattr("pbem.service.ladder_standing.STANDING_SHOWN", 2)
+    anna, ben, carl, dora = players
+    challenge(office, dora, ben, "ladder challenge club 2")
+    ben.reply("decline", to=ben.last)
+    text = prose_of(ben.last)
+    assert "The standing now: 1. Anna 2. Dora … and 2 more (reply ladder club for all)" in text
+    (answer,) = ben.write("ladder club")
+    assert "1. Anna 2. Dora 3. Ben <- you 4. Carl" in prose_of(answer)
