@@ -14,6 +14,7 @@ from post_office import (LoadedDice, Player, PostOffice, check_answers, is_confi
 from sqlmodel import Session, select
 from test_web_board import client_of, web_config
 
+from pbem.config import load_config
 from pbem.service.ladder_job import expire_challenges
 from pbem.store.db import utc_now
 from pbem.store.game_records import Ladder, MatchRecord, MatchStatus, Seat
@@ -329,3 +330,16 @@ def test_a_long_standing_is_cut_in_the_challenge_mails(office, players, monkeypa
     assert "The standing now: 1. Anna 2. Dora … and 2 more (reply ladder club for all)" in text
     (answer,) = ben.write("ladder club")
     assert "1. Anna 2. Dora 3. Ben <- you 4. Carl" in prose_of(answer)
+
+
+def test_challenges_count_in_the_invitation_limits(config_file):
+    config_file.write_text(config_file.read_text() + "\n[limits]\ninvitations_per_day = 1\n", encoding="utf-8")
+    office = PostOffice(load_config(config_file))
+    anna, ben, carl = (Player(office, f"{name.lower()}@example.org", name) for name in ("Anna", "Ben", "Carl"))
+    for person in (anna, ben, carl):
+        person.write_confirmed("ladder join club")
+    carl.write_confirmed("invite friend@example.org")
+    (answer,) = carl.write_confirmed("ladder challenge club 1")
+    assert "You have sent 1 invitation in the last 24 hours, as many as this server allows, so none was sent to Anna" \
+        in prose_of(answer)
+    assert len(office.matches()) == 1
