@@ -88,6 +88,17 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
 ``tournament-invites``
     ``tournament invite`` naming more than :data:`MAX_TOURNAMENT_INVITES` addresses; details:
     that limit.
+``ladder-name``
+    ``ladder``/``leiter`` with a sub-command but without a ladder name of 1 to
+    :data:`MAX_LADDER_NAME` letters, digits or dashes (or with a sub-command word as the name);
+    details: what stood there.
+``ladder-option``
+    ``ladder new NAME`` followed by something other than ``match L``/``partie L``,
+    ``reach K``/``reichweite K`` or ``days D``/``tage D`` (L up to :data:`MAX_MATCH_LENGTH`,
+    K up to :data:`MAX_LADDER_REACH`, D up to :data:`MAX_LADDER_DAYS`); details: the word.
+``ladder-opponent``
+    ``ladder challenge [NAME] WHOM`` where WHOM is neither a mail address nor a place number;
+    details: what stood there.
 """
 
 from __future__ import annotations
@@ -111,6 +122,9 @@ MAX_MATCH_LENGTH = 25
 MAX_GAMES = 99
 MAX_STAKE = 1000
 MAX_VACATION_DAYS = 365
+MAX_LADDER_NAME = 30
+MAX_LADDER_REACH = 20
+MAX_LADDER_DAYS = 30
 MOVE_CLOCK_RANGE = (timedelta(hours=1), timedelta(days=30))
 TIME_BANK_RANGE = (timedelta(0), timedelta(days=90))
 
@@ -348,11 +362,54 @@ class CommandError:
             object.__setattr__(self, "details", self.details[: MAX_DETAILS_CHARS - 1] + "…")
 
 
+@dataclass(frozen=True)
+class LadderShow:
+    """ladder NAME / leiter NAME: the ladder's standing; ``ladder`` alone: the list of ladders."""
+
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class LadderNew:
+    """ladder new NAME [match L] [reach K] [days D]: open a ladder with these terms, and join it."""
+
+    name: str
+    match_length: int = 5
+    reach: int = 3
+    answer_days: int = 7
+
+
+@dataclass(frozen=True)
+class LadderJoin:
+    """ladder join NAME / leiter beitreten NAME: join at the bottom (a new name opens the ladder)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class LadderChallenge:
+    """ladder challenge [NAME] WHOM / leiter fordern [NAME] WEN: WHOM a mail address or a place
+    number; without NAME, the one ladder the challenger is on."""
+
+    name: str | None
+    opponent: str
+
+
+@dataclass(frozen=True)
+class LadderLeave:
+    """ladder leave NAME / leiter verlassen NAME."""
+
+    name: str
+
+
+LadderCommand = LadderShow | LadderNew | LadderJoin | LadderChallenge | LadderLeave
+
 Command = (
     Invite | PlayAssistant | Accept | Decline | Move | Roll | Double | Take | Drop | Beaver
     | Resign | OfferResignation | Remis | Rematch | Board | Games | Ratings | Language | SetNumbering | Vacation
     | Stop | Autoroll | Copies | Automove | Greedy | Help | Confirm | Credits | Note | CommandError
     | TournamentNew | TournamentAction | TournamentInvite | TournamentShow
+    | LadderCommand
 )
 
 _ALONE: dict[str, Command] = {
@@ -450,12 +507,14 @@ _GERMAN_KEYWORDS = frozenset((
     "brett", "spiele", "rangliste", "stopp", "hilfe", "ja", "bestätigen", "bestaetigen", "sprache",
     "zählung", "zaehlung", "urlaub", "einladen", "gegen", "abrechnen", "autowürfeln", "autowuerfeln",
     "kopien", "aufgeben", "konto", "preis", "automatisch", "gierig", "turnier",
+    "kopien", "aufgeben", "konto", "preis", "automatisch", "gierig", "leiter",
 ))
 _ENGLISH_KEYWORDS = frozenset((
     "accept", "decline", "roll", "double", "take", "drop", "beaver", "$quit", "rematch", "board",
     "games", "ratings", "stop", "help", "yes", "confirm", "lang", "numbering", "vacation", "invite",
     "play", "settle", "autoroll", "copies", "resign", "reject", "credits", "prize", "automove", "greedy",
     "tournament",
+    "play", "settle", "autoroll", "copies", "resign", "reject", "credits", "prize", "automove", "greedy", "ladder",
 ))
 _GERMAN_WORDS = frozenset((
     "und", "ich", "nicht", "der", "die", "das", "ist", "bitte", "danke", "hallo", "mit", "für",
@@ -560,6 +619,8 @@ def _read_line(line: str) -> Command:
     if keyword in _PLAY_WORDS and arguments and arguments[0] in _ASSISTANT_WORDS:
         options = _game_options(line, arguments[1:])
         return options if isinstance(options, CommandError) else PlayAssistant(options)
+    if keyword in _LADDER_WORDS and (ladder := _ladder_command(line, arguments)) is not None:
+        return ladder
     if len(words) == 1 and keyword.startswith("$"):
         return CommandError(line, "unknown-command", keyword)
     if looks_like_play(line):
@@ -786,3 +847,72 @@ def _clocks(text: str) -> tuple[timedelta, timedelta | None] | None:
     if time_bank is not None and not TIME_BANK_RANGE[0] <= time_bank <= TIME_BANK_RANGE[1]:
         return None
     return move_clock, time_bank
+
+
+_LADDER_WORDS = ("ladder", "leiter")
+_LADDER_ACTIONS = {
+    **dict.fromkeys(("new", "neu"), LadderNew), **dict.fromkeys(("join", "beitreten"), LadderJoin),
+    **dict.fromkeys(("challenge", "fordern", "herausfordern"), LadderChallenge),
+    **dict.fromkeys(("leave", "verlassen"), LadderLeave),
+}
+_LADDER_NAME = re.compile(rf"[a-z0-9][a-z0-9-]{{0,{MAX_LADDER_NAME - 1}}}")
+_LADDER_OPTIONS = {
+    **dict.fromkeys(("match", "partie"), ("match_length", MAX_MATCH_LENGTH)),
+    **dict.fromkeys(("reach", "reichweite"), ("reach", MAX_LADDER_REACH)),
+    **dict.fromkeys(("days", "tage"), ("answer_days", MAX_LADDER_DAYS)),
+}
+
+
+def ladder_name(text: str) -> str | None:
+    """``text`` as a ladder's name (lower case letters, digits, dashes), or None when it is none;
+    a sub-command word is never a name."""
+    name = text.lower()
+    return name if _LADDER_NAME.fullmatch(name) and name not in _LADDER_ACTIONS else None
+
+
+def _ladder_command(line: str, arguments: list[str]) -> Command | None:
+    """``ladder``, ``ladder NAME`` and ``ladder ACTION …``; None for any other line beginning with
+    the word (``Leiter`` is a German word too: such a line stays a note)."""
+    if not arguments:
+        return LadderShow()
+    action = _LADDER_ACTIONS.get(arguments[0])
+    if action is None:
+        name = ladder_name(arguments[0])
+        return LadderShow(name) if len(arguments) == 1 and name is not None else None
+    rest = arguments[1:]
+    if action is LadderChallenge:
+        if len(rest) == 1:
+            return _ladder_challenge(line, None, rest[0])
+        if len(rest) == 2 and (name := ladder_name(rest[0])) is not None:
+            return _ladder_challenge(line, name, rest[1])
+        return CommandError(line, "ladder-name" if len(rest) == 2 else "ladder-opponent", " ".join(rest))
+    name = ladder_name(_first(rest))
+    if name is None:
+        return CommandError(line, "ladder-name", _first(rest))
+    if action is LadderNew:
+        return _ladder_terms(line, name, rest[1:])
+    if len(rest) > 1:
+        return CommandError(line, "ladder-option", rest[1])
+    return LadderJoin(name) if action is LadderJoin else LadderLeave(name)
+
+
+def _ladder_challenge(line: str, name: str | None, whom: str) -> Command:
+    opponent = whom.removeprefix("mailto:").strip("<>,;").removeprefix("#")
+    if opponent.isdigit() and opponent.isascii() and int(opponent) >= 1:
+        return LadderChallenge(name, str(int(opponent)))
+    if is_plain_address(opponent) and "." in opponent.rpartition("@")[2]:
+        return LadderChallenge(name, opponent.lower())
+    return CommandError(line, "ladder-opponent", whom)
+
+
+def _ladder_terms(line: str, name: str, words: list[str]) -> Command:
+    """``ladder new NAME`` and its terms, each a word and a whole number."""
+    terms: dict[str, int] = {}
+    for position in range(0, len(words), 2):
+        word = words[position]
+        option = _LADDER_OPTIONS.get(word)
+        value = _whole_number(words[position + 1], option[1]) if option and position + 1 < len(words) else None
+        if option is None or value is None:
+            return CommandError(line, "ladder-option", " ".join(words[position:position + 2]))
+        terms[option[0]] = value
+    return LadderNew(name, **terms)

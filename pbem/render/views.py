@@ -83,6 +83,19 @@ class Notice(StrEnum):
     TOURNAMENT_INVITATION = "tournament_invitation"
     TOURNAMENT_INVITED = "tournament_invited"
     TOURNAMENT_PAGE = "tournament_page"
+    LADDER_LIST = "ladder_list"
+    LADDER_STANDING = "ladder_standing"
+    LADDER_JOINED = "ladder_joined"
+    LADDER_ALREADY_ON = "ladder_already_on"
+    LADDER_LEFT = "ladder_left"
+    LADDER_EXISTS = "ladder_exists"
+    LADDER_UNKNOWN = "ladder_unknown"
+    LADDER_NOT_ON = "ladder_not_on"
+    LADDER_WHICH = "ladder_which"
+    LADDER_NO_SUCH_PLAYER = "ladder_no_such_player"
+    LADDER_OUT_OF_REACH = "ladder_out_of_reach"
+    LADDER_BUSY = "ladder_busy"
+    LADDER_WON_UNCHALLENGEABLE = "ladder_won_unchallengeable"
 
 
 class EventKind(StrEnum):
@@ -122,6 +135,8 @@ class EventKind(StrEnum):
     PRIZE_ESCROWED = "prize_escrowed"
     PRIZE_PAID = "prize_paid"
     TOURNAMENT_MATCH = "tournament_match"
+    LADDER_CHALLENGED = "ladder_challenged"
+    LADDER_RESULT = "ladder_result"
 
 
 @dataclass(frozen=True)
@@ -214,6 +229,23 @@ class PlayerPageView:
     ratings: tuple[tuple[str, float, int], ...]
     """(kind, rating, experience) for the match, casual and prize lists."""
     balance: Decimal
+
+
+@dataclass(frozen=True)
+class LadderPageView:
+    """A ladder's read-only page (``/l/<code>``): names only, never an address or a game token."""
+
+    language: str
+    name: str
+    match_length: int
+    reach: int
+    answer_days: int
+    standing: tuple[str, ...]
+    """Place 1 first."""
+    challenges: tuple[tuple[str, str, bool], ...]
+    """Open challenges: (challenger, defender, accepted and being played)."""
+    results: tuple[tuple[str, str, str, str], ...]
+    """Latest results, newest first: (date, winner, loser, how: played, declined or unanswered)."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 from pbem.render.templating import environment, render
 from pbem.render.text_board import shorten
 from pbem.render.bracket_svg import render_bracket_svg
-from pbem.render.views import PageView, PlayerPageView, TournamentPageView, UnsubscribeView, move_rows
+from pbem.render.views import LadderPageView, PageView, PlayerPageView, TournamentPageView, UnsubscribeView, move_rows
 
 
 def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info",
@@ -36,6 +36,11 @@ def render_page(page: PageView, csrf: str, message: str | None = None, message_k
 def render_player_page(page: PlayerPageView) -> str:
     """A player's own page of all their games (``templates/<language>/player.html``)."""
     return render("player.html", page.language, page=page)
+
+
+def render_ladder_page(page: LadderPageView) -> str:
+    """A ladder's read-only page (``templates/<language>/ladder.html``)."""
+    return render("ladder.html", page.language, page=page)
 
 
 def render_unsubscribe_page(page: UnsubscribeView) -> str:

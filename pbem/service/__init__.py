@@ -17,12 +17,14 @@ if TYPE_CHECKING:
 
 
 def periodic_jobs(config: Config) -> list[PeriodicJob]:
-    """The game service's periodic work for the daemon: the clocks, the reviews and retention."""
+    """The game service's periodic work for the daemon: the clocks, the reviews, retention and
+    the ladders' unanswered challenges."""
     from pbem.service.clock_job import clock_job
+    from pbem.service.ladder_job import ladder_job
     from pbem.service.retention import retention_job
     from pbem.service.review_job import review_job
 
-    return [clock_job(config), review_job(config), retention_job(config)]
+    return [clock_job(config), review_job(config), retention_job(config), ladder_job(config)]
 
 
 def __getattr__(name: str) -> Any:

@@ -41,7 +41,7 @@ from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, Unre
                                subject_text)
 from pbem.render.views import Notice
 from pbem.mail.bounces import read_bounce, sent_to_bounce_address
-from pbem.service import account, bounces, clocks, invitations, play, tournaments
+from pbem.service import account, bounces, clocks, invitations, ladders, play, tournaments
 from pbem.service.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.conversation import Answering, Conversation
 from pbem.service.dice import SEEDED_DICE, DiceRoller
@@ -60,7 +60,8 @@ _ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Rating
 """Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
 _NEEDS_PROOF = (commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite,
                 commands.Autoroll, commands.Copies, commands.Automove, commands.Greedy, commands.TournamentNew,
-                commands.TournamentAction, commands.TournamentInvite)
+                commands.TournamentAction, commands.TournamentInvite,
+                commands.LadderNew, commands.LadderJoin, commands.LadderChallenge, commands.LadderLeave)
 """Account commands and invitations (which start rated games on a clock in the sender's name):
 taken only from a mail that proves the sender reads their mailbox."""
 CONFIRMATION_VALID = timedelta(days=7)
@@ -444,6 +445,9 @@ def _dispatch(
                 account.list_games(talk)
             elif not stale:
                 play.apply_game_command(talk, table, seat, command)
+        case commands.LadderShow() | commands.LadderNew() | commands.LadderJoin() | commands.LadderChallenge() \
+                | commands.LadderLeave():
+            ladders.apply_ladder_command(talk, command)
         case _:
             account.apply_account_command(talk, command, table)
 

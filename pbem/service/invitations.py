@@ -22,13 +22,13 @@ from pbem.mail.reading import new_token
 from pbem.render.views import EventKind, Notice
 from pbem.rules import scoring
 from pbem.rules.prizes import Prize
-from pbem.service import assistant, credits
+from pbem.service import assistant, credits, ladder_standing
 from pbem.service.bounces import undeliverable
 from pbem.service.conversation import Conversation
 from pbem.service.play import advance, start_game
 from pbem.service.tables import Table
 from pbem.store.db import utc_now
-from pbem.store.game_records import MatchRecord, MatchStatus, Player, Seat
+from pbem.store.game_records import Ladder, MatchRecord, MatchStatus, Player, Seat
 
 
 def player_for(session: Session, address: str) -> Player:
@@ -113,39 +113,58 @@ def _settle_refused(talk: Conversation, options: commands.GameOptions, table: Ta
 
 def invite(talk: Conversation, command: commands.Invite) -> None:
     """``invite ADDRESS [format] [options]``: a new match waiting for the friend's answer."""
-    address = command.address.lower()
+    invitee = _invitee(talk, command.address, command.options)
+    if invitee is not None:
+        open_match(talk, (talk.sender, invitee), command.options)
+
+
+def challenge(talk: Conversation, address: str, options: commands.GameOptions, ladder: Ladder,
+              shown: str | None = None) -> Table | None:
+    """A ladder challenge (:mod:`pbem.service.ladders`): an invitation like any other, under the
+    same rules (limits, ``stop``, bounces), whose match belongs to the ladder; None when refused.
+    ``shown``: how a refusal names the one challenged (their name, when challenged by place:
+    the challenger is never told an address they did not write)."""
+    invitee = _invitee(talk, address, options, shown)
+    return None if invitee is None else open_match(talk, (talk.sender, invitee), options, ladder_id=ladder.id)
+
+
+def _invitee(talk: Conversation, address: str, options: commands.GameOptions,
+             shown: str | None = None) -> Player | None:
+    """The player an invitation from the sender may go to, or None when it may not (the sender
+    is told why)."""
+    address = address.lower()
     if address == talk.sender.address:
         talk.say_template(Notice.CANNOT_INVITE_YOURSELF)
-        return
+        return None
     if is_service_address(address, talk.config.service.address):
         talk.say_template(Notice.CANNOT_INVITE_SERVICE)
-        return
+        return None
     if not is_person_address(address):
         talk.say_template(Notice.INVITEE_NOT_A_PERSON, address=address[:80])
-        return
+        return None
     limit = talk.config.limits.invitations_per_day
     if limit and _matches_opened_in_a_day(talk, 0, talk.sender) >= limit:
-        talk.say_template(Notice.INVITATION_LIMIT, limit=limit, address=address)
-        return
+        talk.say_template(Notice.INVITATION_LIMIT, limit=limit, address=shown or address)
+        return None
     invitee = player_for(talk.session, address)
     received = talk.config.limits.invitations_received_per_day
     if received and _matches_opened_in_a_day(talk, 1, invitee) >= received:
-        talk.say_template(Notice.INVITEE_LIMIT, limit=received, address=address)
-        return
+        talk.say_template(Notice.INVITEE_LIMIT, limit=received, address=shown or address)
+        return None
     if invitee.refuses_invitations:
-        talk.say_template(Notice.INVITEE_REFUSES, address=address)
-        return
+        talk.say_template(Notice.INVITEE_REFUSES, address=shown or address)
+        return None
     if undeliverable(invitee, talk.config):
-        talk.say_template(Notice.INVITEE_UNDELIVERABLE, address=address)
-        return
-    if _settle_refused(talk, command.options):
-        return
-    if command.options.prize is not None and credits.refuse_invitation(talk, command.options.prize, invitee):
-        return
+        talk.say_template(Notice.INVITEE_UNDELIVERABLE, address=shown or address)
+        return None
+    if _settle_refused(talk, options):
+        return None
+    if options.prize is not None and credits.refuse_invitation(talk, options.prize, invitee):
+        return None
     if invitee.language is None:  # the invitation's language, else the inviter's
-        invitee.language = command.options.language or talk.language(talk.sender)
+        invitee.language = options.language or talk.language(talk.sender)
         talk.session.add(invitee)
-    open_match(talk, (talk.sender, invitee), command.options)
+    return invitee
 
 
 def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
@@ -177,7 +196,8 @@ def _matches_opened_in_a_day(talk: Conversation, seat: int, player: Player) -> i
 
 def open_match(
     talk: Conversation, players: tuple[Player, Player], options: commands.GameOptions,
-    rematch_of: int | None = None, announced: EventKind = EventKind.INVITED, **about: Any,
+    rematch_of: int | None = None, ladder_id: int | None = None, announced: EventKind = EventKind.INVITED,
+    **about: Any,
 ) -> Table:
     """A new match of ``players`` (seat 0 first), its terms told to both as ``announced``
     (an invitation; a tournament's pairing names its tournament and round in ``about``)."""
@@ -186,7 +206,7 @@ def open_match(
         options = replace(options, prize=options.prize.with_fee(talk.config.credits.fee_percent))
     assert players[0].id is not None and players[1].id is not None
     record = MatchRecord(options=_options_document(options), score=scoring.Score(rules).to_dict(),
-                         rematch_of=rematch_of)
+                         rematch_of=rematch_of, ladder_id=ladder_id)
     talk.session.add(record)
     talk.session.flush()
     assert record.id is not None
@@ -238,6 +258,8 @@ def decline(talk: Conversation, table: Table, seat: int) -> None:
     table.record.status = MatchStatus.DECLINED
     table.record.finished_at = utc_now()
     talk.event(table, EventKind.DECLINED, seat)
+    if table.record.ladder_id is not None:  # a declined challenge is won by the challenger
+        ladder_standing.record_result(talk, table, challenger_won=True, how=ladder_standing.HowDecided.DECLINED)
 
 
 def rematch(talk: Conversation, table: Table, seat: int) -> None:

@@ -21,7 +21,7 @@ from pbem.rules.moves import IllegalPlay, Play, legal_plays
 from pbem.rules.position import BAR, Position
 from pbem.rules.notation import Colour, NotationError, parse_play
 from pbem.rules.scoring import WinKind
-from pbem.service import assistant, credits, ratings
+from pbem.service import assistant, credits, ladder_standing, ratings
 from pbem.service.conversation import Conversation, play_texts
 from pbem.service.dice import new_seed
 from pbem.service.tables import Table
@@ -224,6 +224,8 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     if session_over:
         _finish_match(talk, table, result)
     ratings.record_result(talk, table, result, session_over)
+    if session_over and table.record.ladder_id is not None:
+        ladder_standing.match_over(talk, table)
     prize = table.prize
     if session_over and prize is not None:
         # The last rows this transaction locks: the accounts, the house's last of all, which no

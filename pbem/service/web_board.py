@@ -35,6 +35,8 @@ from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
 from pbem.render.views import (EventKind, MoveLine, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
                                TournamentPageView, UnsubscribeView)
+from pbem.render.views import (EventKind, LadderPageView, MoveLine, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
+                               UnsubscribeView)
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
 from pbem.rules.notation import Colour, format_play
@@ -46,6 +48,7 @@ from pbem.service.bounces import failures_of_match
 from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
+from pbem.service.ladder_page import ladder_page
 from pbem.service.player_page import PlayerPages
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import session_scope, utc_now
@@ -93,6 +96,9 @@ class WebBoard:
         """A tournament's page (:func:`pbem.service.tournaments.page_view`)."""
         with Session(self.engine) as session:
             return tournaments.page_view(session, self.config, code, page_token)
+    def ladder_page(self, code: str) -> LadderPageView | None:
+        """A ladder's read-only page (:mod:`pbem.service.ladder_page`)."""
+        return ladder_page(self.config, self.engine, code)
 
     def unsubscribe(self, unsubscribe_token: str, apply: bool) -> UnsubscribeView | None:
         """The page of an address's List-Unsubscribe link; with ``apply`` (its POST) the address

@@ -147,6 +147,8 @@ class MatchRecord(SQLModel, table=True):
     its bracket (unique: two daemons never start a pairing twice)."""
     tournament_round: int | None = None
     tournament_index: int | None = None
+    ladder_id: int | None = Field(default=None, foreign_key="ladders.id", index=True)
+    """The ladder this match is a challenge of (seat 0 the challenger), or None."""
 
 
 class Seat(SQLModel, table=True):
@@ -277,3 +279,34 @@ class TournamentEntry(SQLModel, table=True):
     tournament_id: int = Field(foreign_key="tournaments.id", primary_key=True)
     player_id: int = Field(foreign_key="players.id", primary_key=True, index=True)
     joined_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+_LADDER_VERSION = _version_column()
+
+
+class Ladder(SQLModel, table=True):
+    """A ladder (``ladder join NAME``): its terms and its standing, the top first.
+
+    The standing changes only under this row's lock (:func:`pbem.service.ladder_standing.locked_ladder`),
+    and the version column catches any write that did not take it, so that of two results at
+    once neither is lost."""
+
+    __tablename__ = "ladders"
+    __mapper_args__ = {"version_id_col": _LADDER_VERSION}
+
+    id: int | None = Field(default=None, primary_key=True)
+    version: int = Field(default=1, sa_column=_LADDER_VERSION)
+    name: str = Field(sa_type=Text, unique=True, index=True)
+    """Lower case letters, digits and dashes: what players write after ``ladder``."""
+    code: str = Field(sa_type=Text, unique=True, index=True)
+    """The secret of its read-only web page (``/l/<code>``), shaped like a game token so that the
+    web app's checks and log redaction treat it as one; it opens nothing but that page."""
+    match_length: int = 5
+    reach: int = 3
+    """A player may challenge anyone at most this many places above them."""
+    answer_days: int = 7
+    """A challenge not accepted within this many days counts as won by the challenger."""
+    standing: list[int] = Field(sa_type=JSON, default_factory=list)
+    """Player ids, place 1 first (``pbem.rules.ladder``)."""
+    results: list[dict[str, Any]] = Field(sa_type=JSON, default_factory=list)
+    """The latest results, newest last: ``{"at", "challenger", "defender", "winner", "how"}``."""
+    created_by: int = Field(foreign_key="players.id")
+    created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)

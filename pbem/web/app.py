@@ -12,6 +12,8 @@ Routes (all relative, so that a reverse proxy may publish them under any prefix)
   button; ``POST`` there (RFC 8058 one-click, ``List-Unsubscribe=One-Click``) does what ``stop``
   does.  The unguessable token is the proof, as a reply token is: no CSRF token or origin check,
   since a mailbox provider's server sends it, and doing it twice changes nothing;
+* ``GET /l/<ladder code>``: a ladder's standing, open challenges and latest results, read-only
+  (names only: no address, no game token), linked from the ladder mails;
 * ``GET /static/…``: the style sheet and the script (no third-party files, no fonts).
 
 A token that names no seat gets a bare 404, the same for every wrong token, and so does every
@@ -44,6 +46,9 @@ from pbem.render.views import (PageAction, PageOutcome, PageResult, PageView, Pl
                                UnsubscribeView)
 from pbem.render.web_page import (render_page, render_player_page, render_tournament_page, render_unsubscribe_page,
                                   web_text)
+from pbem.render.views import (LadderPageView, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
+                               UnsubscribeView)
+from pbem.render.web_page import render_ladder_page, render_page, render_player_page, render_unsubscribe_page, web_text
 from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
 
 log = logging.getLogger(__name__)
@@ -71,6 +76,7 @@ class BoardService(Protocol):
     def unsubscribe(self, unsubscribe_token: str, apply: bool) -> UnsubscribeView | None: ...
 
     def tournament_page(self, code: str, page_token: str | None) -> TournamentPageView | None: ...
+    def ladder_page(self, code: str) -> LadderPageView | None: ...
 
 
 def board_app(config: WebConfig, service: BoardService) -> Starlette:
@@ -83,6 +89,7 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
         Route("/u/{token}", board.unsubscribe, methods=["GET", "POST"]),
         Route("/t/{code}", board.tournament, methods=["GET"]),
         Route("/t/{code}/{token}", board.tournament, methods=["GET"]),
+        Route("/l/{token}", board.ladder_page, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config, language_of=board.language_of)],
@@ -142,6 +149,16 @@ class _Board:
         if page is None:
             return await _not_found(request, LookupError())
         return HTMLResponse(render_tournament_page(page))
+    async def ladder_page(self, request: Request) -> Response:
+        code = request.path_params["token"]
+        if not self._plausible(code):
+            return await _not_found(request, LookupError())
+        if not self.per_token.allow(f"l/{code}"):
+            return _too_many()
+        page = await asyncio.to_thread(self.service.ladder_page, code)
+        if page is None:
+            return await _not_found(request, LookupError())
+        return HTMLResponse(render_ladder_page(page))
 
     async def unsubscribe(self, request: Request) -> Response:
         token = request.path_params["token"]

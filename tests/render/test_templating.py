@@ -89,6 +89,9 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "tournament-name": "a@b",
     "tournament-size": "5",
     "tournament-invites": "10",
+    "ladder-name": "new",
+    "ladder-option": "match 99",
+    "ladder-opponent": "xyz",
 }
 SHARED_CODES = {
     "wrong_direction": (

@@ -274,7 +274,8 @@ def test_games_against_the_assistant_are_not_rated():
 
 
 def test_pbem_serve_runs_the_clock_job_the_review_job_and_retention(config):
-    clock, review, retention = periodic_jobs(config)
+    clock, review, retention, ladders = periodic_jobs(config)
+    assert ladders.name == "expire-challenges" and ladders.interval == timedelta(minutes=10)
     assert clock.name == "check-clocks" and clock.interval == timedelta(minutes=1)
     assert retention.name == "retention" and retention.interval == timedelta(hours=1)
     assert review.name == "review-games" and review.interval == timedelta(seconds=5)
