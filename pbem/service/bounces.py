@@ -46,9 +46,13 @@ def apply_bounce(session: Session, bounce: Bounce, config: Config, now: datetime
     recipients = [recipient.lower() for recipient in outbound.recipients]
     told: list[Conversation] = []
     done = []
+    # A bounce that names no recipient of ours is of a forward (ben@ sent on to elsewhere): by
+    # the tag, ours failed with it.  One that names ours is about ours alone: the other
+    # addresses of a DSN of several are somebody else's.
+    forwarded = by_tag and len(recipients) == 1 and not any(failure.address in recipients
+                                                             for failure in bounce.failures)
     for failure in bounce.failures:
-        address = failure.address if failure.address in recipients else (
-            recipients[0] if by_tag and len(recipients) == 1 else None)  # forwarded on: ours failed with it
+        address = failure.address if failure.address in recipients else (recipients[0] if forwarded else None)
         if address is None or _known(session, outbound.id, address, failure.permanent):
             continue
         session.add(DeliveryFailure(address=address, permanent=failure.permanent, status=failure.status,
