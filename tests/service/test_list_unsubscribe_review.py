@@ -108,3 +108,15 @@ def test_unsubscribing_from_a_confirmation_request_stops_further_ones(office):
     assert refuses(office, ben.address)
     sent = ben.write("vacation 3") + ben.write("numbering gnu")  # the forger goes on
     assert [mail for mail in sent if is_confirmation(mail)] == []
+
+
+@pytest.mark.parametrize(("name", "value"), [("Auto-Submitted", "auto-generated"), ("Precedence", "bulk")])
+def test_an_unsubscribe_mail_marked_as_automatic_still_stops_invitations_and_is_not_answered(
+        office, anna, ben, name, value):
+    """A provider may send the mailto request itself, marked as a machine's mail: the token in the
+    address proves its owner all the same, and stopping more mail is never harmful."""
+    anna.write_confirmed("invite ben@example.org")
+    message = unsubscribe_mail(ben.sender, unsubscribe_links(ben.last)[0], "gmail")
+    message[name] = value
+    assert ben.post(message) == []  # a machine's mail is never answered
+    assert refuses(office, ben.address)
