@@ -15,10 +15,12 @@ them.  A bounce is never answered.
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime
 
 from sqlmodel import Session, col, select
 
+from pbem.addresses import ADDRESS_PATTERN
 from pbem.config import Config
 from pbem.mail.bounces import Bounce, Failure
 from pbem.render.views import Notice
@@ -29,6 +31,8 @@ from pbem.store.game_records import MatchStatus, Player
 from pbem.store.mail_records import DeliveryFailure, OutboundMail
 
 log = logging.getLogger(__name__)
+
+_ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
 
 
 def undeliverable(player: Player, config: Config) -> bool:
@@ -109,7 +113,11 @@ def _failed_for_good(session: Session, outbound: OutboundMail, address: str, fai
     session.add(record)
     inviter = table.players[0]
     talk = Conversation(session, config, inviter, last_mail_of(table, 0), SEEDED_DICE, now)
-    talk.say_template(Notice.INVITATION_UNDELIVERABLE, address=address, diagnostic=failure.diagnostic)
+    # The reason as the server gave it, but for any other address in it (where a forward led:
+    # the invitee's business, not the inviter's).
+    diagnostic = _ADDRESS.sub(lambda found: found.group(0) if found.group(0).lower() == address else "…",
+                              failure.diagnostic)
+    talk.say_template(Notice.INVITATION_UNDELIVERABLE, address=address, diagnostic=diagnostic)
     log.info("match %s: the invitation to %s bounced (%s); withdrawn, %s told", record.id, address,
              failure.diagnostic or failure.status, inviter.address)
     return [talk]

@@ -114,3 +114,17 @@ def test_no_bounce_is_ever_answered_to_its_sender(office, anna, sample):
     with Session(office.engine) as session:
         reasons = session.exec(select(InboundMail.reason).where(InboundMail.sender.like("mailer-daemon%"))).all()
     assert len(reasons) == 2 and reasons[0].startswith("bounce of ")
+
+
+def test_the_inviter_is_not_told_where_the_invitee_forwards_his_mail(office, anna):
+    """A forward's bounce names the address the invitee's mail went on to: that address is his
+    private business, and the inviter's mail shows the reason without it (as the game page does)."""
+    invitation = invite_nobody(office, anna)
+    raw = bounce_sample("dsn-forwarded", outbound_of(office, invitation).bounce_tag, NOBODY,
+                        str(invitation["Message-ID"]), office.config.service.address)
+    raw = raw.replace(b"550 5.1.1 mailbox disabled", b"550 5.1.1 <bne.private@elsewhere.example>: mailbox disabled")
+    (told,) = deliver_raw(office, raw)
+    prose = " ".join(prose_of(told).split())
+    assert "bne.private@elsewhere.example" not in told.as_string()
+    assert f"Your invitation to {NOBODY} could not be delivered: the mail server answered \"550 5.1.1 <…>: " \
+           "mailbox disabled\"" in prose, prose
