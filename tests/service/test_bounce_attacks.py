@@ -128,3 +128,31 @@ def test_the_inviter_is_not_told_where_the_invitee_forwards_his_mail(office, ann
     assert "bne.private@elsewhere.example" not in told.as_string()
     assert f"Your invitation to {NOBODY} could not be delivered: the mail server answered \"550 5.1.1 <…>: " \
            "mailbox disabled\"" in prose, prose
+
+
+@pytest.mark.xfail(strict=True, reason="finding, not fixed: a tournament invitation is a bulletin of no match "
+                   "(outbound_mail.match_id is NULL), so its bounce is counted but its organiser never told")
+def test_the_organiser_is_told_when_a_tournament_invitation_bounces(office, anna):
+    from test_tournaments import code_in  # noqa: PLC0415
+
+    (answer,) = anna.write_confirmed("tournament new Winter knockout 4 match 1")
+    sent = anna.write_confirmed(f"tournament invite {code_in(answer)} {NOBODY}")
+    invitation = next(mail for mail in sent if recipient(mail) == NOBODY)
+    told = bounce(office, invitation, "postfix")
+    assert bounces_of(office, NOBODY) == 1
+    assert [recipient(mail) for mail in told] == [anna.address]
+
+
+
+@pytest.mark.xfail(strict=True, reason="finding, not fixed (a design question): any mail in the address's name, "
+                   "proven or not, starts its mail again, so a forger keeps mail flowing to a dead address")
+def test_a_forged_mail_in_the_name_of_a_bouncing_address_does_not_start_its_mail_again(accepted_game):
+    office, anna, ben = accepted_game
+    for _ in range(office.config.limits.bounce_limit):
+        ben.reply("board")
+    for mail in ben.inbox[-office.config.limits.bounce_limit:]:
+        bounce(office, mail, "exchange")
+    assert bounces_of(office, ben.address) == office.config.limits.bounce_limit
+    forger = Player(office, ben.address, "Ben")
+    sent = forger.write("lang de")  # a new mail, no token: anybody can write it in Ben's name
+    assert sent == [] and bounces_of(office, ben.address) == office.config.limits.bounce_limit
