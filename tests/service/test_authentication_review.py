@@ -9,9 +9,10 @@ import pytest
 from post_office import Player, is_confirmation, recipient
 from test_authenticated_senders import TRUSTED, office  # noqa: F401
 
+from sqlmodel import Session, select
+
 from pbem.mail.local_client import compose_mail
 from pbem.store.game_records import Player as PlayerRow
-from sqlmodel import Session, select
 
 PASS = f"{TRUSTED}; dkim=pass header.d=example.org header.s=s1; dmarc=pass header.from=example.org"
 

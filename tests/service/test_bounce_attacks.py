@@ -6,11 +6,10 @@ withdraw no other person's invitation; no bounce is ever answered."""
 
 from __future__ import annotations
 
-from email.message import EmailMessage
 
 import pytest
 from bounce_samples import bounce_sample
-from post_office import Player, PostOffice, prose_of, recipient
+from post_office import Player, prose_of, recipient
 from sqlmodel import Session, select
 from test_bounced_mail import NOBODY, bounce, bounces_of, deliver_raw, failures, invite_nobody, outbound_of
 

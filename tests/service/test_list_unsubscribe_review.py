@@ -14,7 +14,6 @@ import pytest
 from post_office import Player, is_confirmation, prose_of, recipient
 from test_list_unsubscribe import BASE, ONE_CLICK, client_of, office, refuses, unsubscribe_links  # noqa: F401
 
-from pbem.mail.local_client import compose_mail
 from pbem.store.game_records import MatchStatus
 
 
