@@ -207,7 +207,7 @@ def _run(talk: Conversation, mail: IncomingMail) -> None:
     confirmation = _confirmation(talk, mail) if found is None else None
     stale = found is not None and _answers_older_mail(mail, *found)
     parsed = _once_each(commands.parse_commands(mail.new_text, subject_text(mail.subject)))
-    unsubscribing = found is None and _unsubscribes(talk, mail)
+    unsubscribing = _unsubscribes(talk, mail)  # also when threaded under the invitation (its token)
     if unsubscribing and not any(isinstance(command, commands.Stop) for command in parsed):
         parsed.insert(0, commands.Stop())
     # A mail proves its sender by a game token of theirs, by answering a confirmation, by an

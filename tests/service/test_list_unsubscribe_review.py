@@ -136,3 +136,17 @@ def test_one_click_sent_in_chunks_without_content_length_works(office, anna, ben
     done = client_of(office).post(path, content=chunks(),
                                   headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert done.status_code == 200 and refuses(office, ben.address)
+
+
+@pytest.mark.parametrize("client", ["gmail", "outlook", "thunderbird"])
+def test_the_mailto_request_sent_as_a_reply_to_the_invitation_stops_invitations_too(office, anna, ben, client):
+    """A client may thread the request under the mail whose button was pressed: its In-Reply-To
+    then names the invitation (and its game token), and the request is still a request."""
+    anna.write_confirmed("invite ben@example.org")
+    invitation = ben.last
+    message = unsubscribe_mail(ben.sender, unsubscribe_links(invitation)[0], client)
+    message["In-Reply-To"] = message["References"] = str(invitation["Message-ID"])
+    (answer,) = ben.post(message)
+    assert "You will receive no more invitations from this service" in prose_of(answer), prose_of(answer)
+    assert refuses(office, ben.address)
+    assert office.table().status is MatchStatus.INVITED  # and it declines nothing
