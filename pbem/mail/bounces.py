@@ -37,7 +37,11 @@ MAX_SCANNED_PARTS = 20
 _RECIPIENT_HEADERS = ("To", "Delivered-To", "X-Original-To", "Envelope-To", "X-Envelope-To", "Cc")
 """Where the bounce address stands: the header the bouncing server wrote, or the one our own
 server adds on delivery."""
-_SERVER_ANSWER = re.compile(r"\b[45]\d\d[ -](?:[45]\.\d{1,3}\.\d{1,3}\b)?.*|\b[45]\.\d{1,3}\.\d{1,3}\b.*")
+_SERVER_ANSWER = re.compile(r"\b[45]\d\d(?:[ -]|: )(?:[45]\.\d{1,3}\.\d{1,3}\b)?.*|\b[45]\.\d{1,3}\.\d{1,3}\b.*")
+"""A mail server's answer: ``550 5.1.1 …``, ``550-…``, Yahoo's ``554: …``, or a bare status code."""
+_BARE_STATUS = re.compile(r"\W*[45]\.\d{1,3}\.\d{1,3}\W*")
+"""A status code with no words after it (qmail's "Sorry, no mailbox here by that name. (#5.1.1)"):
+the reason is the whole line."""
 _CONTINUATION = re.compile(r"(?<=\S)\s+[45]\d\d(?:[ -][45]\.\d{1,3}\.\d{1,3}\s|-)\s*")
 _MESSAGE_ID_LINE = re.compile(r"^message-id:[ \t]*(<[^<>\s]{1,250}>)", re.IGNORECASE | re.MULTILINE)
 
@@ -124,13 +128,15 @@ def _dsn_fields(message: Message) -> dict[str, tuple[str, str]]:
         for block in part.get_payload():
             if not isinstance(block, Message):
                 continue
-            recipient = str(block.get("Final-Recipient", "") or block.get("Original-Recipient", ""))
-            address = recipient.partition(";")[2].strip().strip("<>").lower()
-            if not address:
-                continue
             status = _one_line(str(block.get("Status", "")))[:20]
             diagnostic = str(block.get("Diagnostic-Code", "")).partition(";")
-            fields[address] = (status, _without_continuations(_one_line(diagnostic[2] or diagnostic[0])))
+            reason = (status, _without_continuations(_one_line(diagnostic[2] or diagnostic[0])))
+            # flufl.bounce names the Original-Recipient (the address we sent to) where the DSN
+            # has one, the Final-Recipient (where a forward led) else: the reason is under both.
+            for name in ("Final-Recipient", "Original-Recipient", "X-Actual-Recipient"):
+                address = str(block.get(name, "")).partition(";")[2].strip().strip("<>").lower()
+                if address:
+                    fields.setdefault(address, reason)
     return fields
 
 
@@ -153,7 +159,7 @@ def _diagnostic_in(text: str, address: str) -> str:
     for line in [*lines[start:start + DIAGNOSTIC_LINES], *lines[:start]]:
         found = _SERVER_ANSWER.search(line)
         if found:
-            return _one_line(found.group(0))
+            return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else found.group(0))
     return ""
 
 

@@ -294,8 +294,20 @@ def read_mail(raw: bytes, service_address: str | ReadingContext) -> IncomingMail
         too_large=too_large,
         language_hint=_raw_header(message, "Content-Language").strip().lower()[:2] or None,
         sender_authenticated=context.trusted_authserv_id is not None and authentication.sender_authenticated(
-            _raw_headers(message, "Authentication-Results"), sender, context.trusted_authserv_id),
+            _raw_headers(message, "Authentication-Results"), sender, context.trusted_authserv_id)
+        and _written_to_service(message, context.service_address),
     )
+
+
+def _written_to_service(message: Message, service_address: str) -> bool:
+    """The mail's own To or Cc names the service (any +tag).  A signed mail its sender wrote to
+    somebody else, sent on to us unchanged by its recipient (a DKIM replay), still passes DKIM
+    and DMARC, but was never written to the service: it proves nothing here.  (To and Cc are
+    what signers sign; Delivered-To and X-Original-To, added on delivery, say nothing of it.)"""
+    local, _, domain = service_address.lower().rpartition("@")
+    ours = re.compile(rf"(?<![\w.+-]){re.escape(local)}(?:\+[^@\s<>,;]*)?@{re.escape(domain)}(?![\w.-])",
+                      re.IGNORECASE)
+    return any(ours.search(value) for header in ("To", "Cc") for value in _raw_headers(message, header))
 
 
 def _check_fields(message: Message) -> None:

@@ -15,10 +15,12 @@ them.  A bounce is never answered.
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime
 
 from sqlmodel import Session, col, select
 
+from pbem.addresses import ADDRESS_PATTERN
 from pbem.config import Config
 from pbem.mail.bounces import Bounce, Failure
 from pbem.render.views import Notice
@@ -29,6 +31,8 @@ from pbem.store.game_records import MatchStatus, Player
 from pbem.store.mail_records import DeliveryFailure, OutboundMail
 
 log = logging.getLogger(__name__)
+
+_ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
 
 
 def undeliverable(player: Player, config: Config) -> bool:
@@ -46,9 +50,13 @@ def apply_bounce(session: Session, bounce: Bounce, config: Config, now: datetime
     recipients = [recipient.lower() for recipient in outbound.recipients]
     told: list[Conversation] = []
     done = []
+    # A bounce that names no recipient of ours is of a forward (ben@ sent on to elsewhere): by
+    # the tag, ours failed with it.  One that names ours is about ours alone: the other
+    # addresses of a DSN of several are somebody else's.
+    forwarded = by_tag and len(recipients) == 1 and not any(failure.address in recipients
+                                                             for failure in bounce.failures)
     for failure in bounce.failures:
-        address = failure.address if failure.address in recipients else (
-            recipients[0] if by_tag and len(recipients) == 1 else None)  # forwarded on: ours failed with it
+        address = failure.address if failure.address in recipients else (recipients[0] if forwarded else None)
         if address is None or _known(session, outbound.id, address, failure.permanent):
             continue
         session.add(DeliveryFailure(address=address, permanent=failure.permanent, status=failure.status,
@@ -105,7 +113,11 @@ def _failed_for_good(session: Session, outbound: OutboundMail, address: str, fai
     session.add(record)
     inviter = table.players[0]
     talk = Conversation(session, config, inviter, last_mail_of(table, 0), SEEDED_DICE, now)
-    talk.say_template(Notice.INVITATION_UNDELIVERABLE, address=address, diagnostic=failure.diagnostic)
+    # The reason as the server gave it, but for any other address in it (where a forward led:
+    # the invitee's business, not the inviter's).
+    diagnostic = _ADDRESS.sub(lambda found: found.group(0) if found.group(0).lower() == address else "…",
+                              failure.diagnostic)
+    talk.say_template(Notice.INVITATION_UNDELIVERABLE, address=address, diagnostic=diagnostic)
     log.info("match %s: the invitation to %s bounced (%s); withdrawn, %s told", record.id, address,
              failure.diagnostic or failure.status, inviter.address)
     return [talk]

@@ -133,7 +133,14 @@ def handle_mail(
 
 def _automatic(session: Session, raw: bytes, inbound: InboundMail, mail: IncomingMail, config: Config,
                now: datetime) -> None:
-    """A mail no person wrote is never answered; a bounce of one of ours is recorded."""
+    """A mail no person wrote is never answered; a bounce of one of ours is recorded, and a
+    request to its sender's own List-Unsubscribe address carried out."""
+    if _unsubscribes_automatically(session, mail):
+        inbound.state = InboundState.APPLIED
+        inbound.reason = (f"automatic mail ({mail.automatic or 'to a bounce address'}) to its sender's "
+                          "List-Unsubscribe address: no invitations")
+        log.info("inbox %s: %s", mail.message_id, inbound.reason)
+        return
     bounce = read_bounce(raw, config.service.address)
     if bounce is None:
         inbound.state = InboundState.IGNORED
@@ -143,6 +150,21 @@ def _automatic(session: Session, raw: bytes, inbound: InboundMail, mail: Incomin
     log.info("inbox %s: %s", mail.message_id, inbound.reason)
     for talk in told:
         send_letters(talk)
+
+
+def _unsubscribes_automatically(session: Session, mail: IncomingMail) -> bool:
+    """A mail marked as a machine's (a mail provider may send the ``mailto:`` request of
+    List-Unsubscribe itself) to its sender's own unsubscribe address: the token proves the
+    owner as in :func:`_unsubscribes`, and stopping invitations harms nobody, so it is done,
+    unanswered."""
+    if not mail.reply_tokens:
+        return False
+    player = session.exec(select(Player).where(Player.address == mail.sender)).first()
+    if player is None or player.unsubscribe_token is None or player.unsubscribe_token not in mail.reply_tokens:
+        return False
+    player.refuses_invitations = True
+    session.add(player)
+    return True
 
 
 def _language_of(mail: IncomingMail) -> str | None:
@@ -186,7 +208,7 @@ def _run(talk: Conversation, mail: IncomingMail) -> None:
     confirmation = _confirmation(talk, mail) if found is None else None
     stale = found is not None and _answers_older_mail(mail, *found)
     parsed = _once_each(commands.parse_commands(mail.new_text, subject_text(mail.subject)))
-    unsubscribing = found is None and _unsubscribes(talk, mail)
+    unsubscribing = _unsubscribes(talk, mail)  # also when threaded under the invitation (its token)
     if unsubscribing and not any(isinstance(command, commands.Stop) for command in parsed):
         parsed.insert(0, commands.Stop())
     # A mail proves its sender by a game token of theirs, by answering a confirmation, by an
