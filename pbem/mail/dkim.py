@@ -29,6 +29,10 @@ from pbem.config import Config
 SIGNED_HEADERS = ("From", "To", "Cc", "Subject", "Date", "Message-ID", "Reply-To", "In-Reply-To", "References",
                   "Content-Type", "MIME-Version", "Auto-Submitted", "List-Unsubscribe", "List-Unsubscribe-Post")
 """What a signature covers, of those the mail has (From always: every mail of ours has one)."""
+OVER_SIGNED = ("From", "To", "Cc", "Subject", "Date", "Message-ID", "Reply-To")
+"""Named once more than the mail has them (RFC 6376 8.15): whoever got one of our mails cannot
+add a second Reply-To, To, Cc or Subject on top and pass it on with our signature still good.
+The List-* fields are not: a mailing list that forwards a mail may add its own."""
 CANONICALIZATION = (b"relaxed", b"relaxed")
 MIN_RSA_BITS = 1024
 """Receivers ignore RSA signatures of shorter keys (RFC 8301); 2048 bits is the usual choice."""
@@ -90,6 +94,7 @@ class DkimSigner:
         mails have LF; SMTP sends CRLF; relaxed canonicalisation reads both alike)."""
         present = {name.lower() for name, _ in dkim.rfc822_parse(raw)[0]}
         headers = [name.lower().encode("ascii") for name in SIGNED_HEADERS if name.lower().encode("ascii") in present]
+        headers += [name.lower().encode("ascii") for name in OVER_SIGNED]
         line_end = b"\r\n" if b"\r\n" in raw[: raw.find(b"\n") + 1] else b"\n"
         signature: bytes = dkim.sign(raw, self.selector.encode("ascii"), self.domain.encode("ascii"),
                                      self.private_key, canonicalize=CANONICALIZATION,
