@@ -322,7 +322,7 @@ def _caption_texts(view: BoardView, language: str) -> dict[object, str | None]:
     viewer, opponent = shorten(view.viewer_name), shorten(view.opponent_name)
     last = format_last_move(view)
     return {
-        Who.VIEWER: str(module.player(viewer, True, position.mover_pips, position.mover_off)).strip(),
+        Who.VIEWER: str(module.player(viewer, not view.spectator, position.mover_pips, position.mover_off)).strip(),
         Who.OPPONENT: str(module.player(opponent, False, position.opponent_pips, position.opponent_off)).strip(),
         "score": str(module.score(view.score, viewer, opponent)).strip(),
         "last": None if last is None else str(module.last_move(opponent, last)).strip(),

@@ -8,7 +8,8 @@ from typing import Any
 
 from pbem.render.templating import environment, render
 from pbem.render.text_board import shorten
-from pbem.render.views import PageView, PlayerPageView, UnsubscribeView, move_rows
+from pbem.render.board_svg import render_board_svg
+from pbem.render.views import PageView, PlayerPageView, UnsubscribeView, WatchView, move_rows
 
 
 def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info",
@@ -40,6 +41,14 @@ def render_player_page(page: PlayerPageView) -> str:
 def render_unsubscribe_page(page: UnsubscribeView) -> str:
     """The page of a ``List-Unsubscribe`` link: the question with its button, or that it is done."""
     return render("unsubscribe.html", page.language, service=page.service, done=page.done)
+
+
+def render_watch_page(view: WatchView) -> str:
+    """The read-only page of a watched game (``templates/<language>/watch_page.html``): the board,
+    the score and the moves so far; no form, no script."""
+    board = view.board_view
+    svg = None if board is None else render_board_svg(board, view.language)
+    return render("watch_page.html", view.language, **view.template_context(), board_svg=svg, rows=move_rows(view.moves))
 
 
 def web_text(language: str, name: str, *arguments: object) -> str:

@@ -10,6 +10,8 @@ Routes (all relative, so that a reverse proxy may publish them under any prefix)
   button; ``POST`` there (RFC 8058 one-click, ``List-Unsubscribe=One-Click``) does what ``stop``
   does.  The unguessable token is the proof, as a reply token is: no CSRF token or origin check,
   since a mailbox provider's server sends it, and doing it twice changes nothing;
+* ``GET /w/<watch code>``: the read-only page of a game its players let friends watch (no form,
+  no script); a code that names no such game gets a 404 page that says only that;
 * ``GET /static/…``: the style sheet and the script (no third-party files, no fonts).
 
 A token that names no seat gets a bare 404, the same for every wrong token, and so does every
@@ -37,8 +39,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pbem.config import WebConfig
 from pbem.mail.reading import TOKEN_PATTERN
-from pbem.render.views import PageAction, PageOutcome, PageResult, PageView, PlayerPageView, UnsubscribeView
-from pbem.render.web_page import render_page, render_player_page, render_unsubscribe_page, web_text
+from pbem.commands import WATCH_CODE_PATTERN
+from pbem.render.views import PageAction, PageOutcome, PageResult, PageView, PlayerPageView, UnsubscribeView, WatchView
+from pbem.render.web_page import render_page, render_player_page, render_unsubscribe_page, render_watch_page, web_text
 from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
 
 log = logging.getLogger(__name__)
@@ -65,6 +68,8 @@ class BoardService(Protocol):
 
     def unsubscribe(self, unsubscribe_token: str, apply: bool) -> UnsubscribeView | None: ...
 
+    def watch_page(self, code: str) -> WatchView: ...
+
 
 def board_app(config: WebConfig, service: BoardService) -> Starlette:
     """The web board's ASGI app."""
@@ -74,6 +79,7 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
         Route("/g/{token}/state", board.state, methods=["GET"]),
         Route("/p/{token}", board.player_page, methods=["GET"]),
         Route("/u/{token}", board.unsubscribe, methods=["GET", "POST"]),
+        Route("/w/{code}", board.watch_page, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config, language_of=board.language_of)],
@@ -141,6 +147,15 @@ class _Board:
             return await _not_found(request, LookupError())
         return HTMLResponse(render_unsubscribe_page(page))
 
+    async def watch_page(self, request: Request) -> Response:
+        code = request.path_params["code"]
+        if _WATCH_CODE.fullmatch(code) is None:
+            return await _not_found(request, LookupError())
+        if not self.per_token.allow(f"w/{code}"):
+            return _too_many()
+        page = await asyncio.to_thread(self.service.watch_page, code)
+        return HTMLResponse(render_watch_page(page), status_code=200 if page.allowed else 404)
+
     async def state(self, request: Request) -> Response:
         token = request.path_params["token"]
         if not self._plausible(token):
@@ -197,6 +212,7 @@ class _Board:
 
 
 _TOKEN = re.compile(TOKEN_PATTERN)
+_WATCH_CODE = re.compile(WATCH_CODE_PATTERN)
 _SEAT_PATH = re.compile(r"/g/([^/]+)(?:/state)?")
 
 

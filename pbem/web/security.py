@@ -23,11 +23,11 @@ HEADERS = {
 }
 """Sent with every answer: ``no-referrer`` so that no link on the page passes the token on."""
 
-_TOKEN_IN_PATH = re.compile(r"/([gpu])/[^/?#]*")
+_TOKEN_IN_PATH = re.compile(r"/([gpuw])/[^/?#]*")
 
 
 def redacted(path: str) -> str:
-    """``path`` with the game token or a player's page token left out, for logs."""
+    """``path`` with the game token, a player's page token or a watch code left out, for logs."""
     return _TOKEN_IN_PATH.sub(r"/\1/…", path)
 
 
