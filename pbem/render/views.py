@@ -312,4 +312,5 @@ class WatchView:
     """False: no such code, or its players do not allow watching (now): the page says only that."""
 
     def template_context(self) -> dict[str, Any]:
-        return {field.name: getattr(self, field.name) for field in fields(self)}
+        """The fields by name but ``language`` (which ``render`` gives every template)."""
+        return {field.name: getattr(self, field.name) for field in fields(self) if field.name != "language"}

@@ -24,7 +24,7 @@ from pbem import commands
 from pbem.config import Config
 from pbem.mail.composing import InlineImage, Letter, compose, new_content_id
 from pbem.render.board_image import render_board_png
-from pbem.render.templating import environment, render, wrap_prose
+from pbem.render.templating import environment, render
 from pbem.render.text_board import render_text_board
 from pbem.render.views import EventKind, MoveLine, Notice, WatchView
 from pbem.rules import game as game_rules
@@ -177,8 +177,7 @@ def watch_letter(table: Table, code: str, player: Player, watcher: Watcher, even
     language = player.language or config.service.language
     view = watch_view(table, code, config, language, now, events)
     context = view.template_context()
-    module: Any = environment().get_template(f"{language}/watch.txt").make_module({"language": language, **context})
-    subject = str(module.subject()).strip()
+    subject = str(_macros(language, context).subject()).strip()
     images: tuple[InlineImage, ...] = ()
     board_cid = None
     if view.board_view is not None:
@@ -190,7 +189,7 @@ def watch_letter(table: Table, code: str, player: Player, watcher: Watcher, even
         to_address=player.address,
         to_name=player.name,
         subject=subject,
-        text=wrap_prose(str(module)),
+        text=render("watch.txt", language, **context),
         language=language,
         html=render("watch.html", language, subject=subject, board_cid=board_cid, **context),
         images=images,
@@ -234,8 +233,12 @@ def watch_event(event: Event, names: tuple[str, str], language: str) -> str:
     data = dict(event.data)
     if "plays" in data:
         data["play"] = data.pop("plays")[Numbering.OWN.value]
-    module: Any = environment().get_template(f"{language}/watch.txt").make_module(context)
-    return str(module.event(event.kind.value, event.seat, data)).strip()
+    return str(_macros(language, context).event(event.kind.value, event.seat, data)).strip()
+
+
+def _macros(language: str, context: dict[str, Any]) -> Any:
+    """The macros of ``watching.txt`` (events, state, subject) in ``context``."""
+    return environment().get_template(f"{language}/watching.txt").make_module({**context, "language": language})
 
 
 def watch_page(session: Session, config: Config, code: str, now: datetime,
