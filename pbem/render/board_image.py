@@ -305,8 +305,9 @@ def _cube(image: Image.Image, draw: ImageDraw.ImageDraw, view: BoardView, home_o
 def board_alt(view: BoardView, language: str) -> str:
     """The picture's facts in one line, for the ``alt`` text of the HTML ``<img>``."""
     captions = _caption_texts(view, language)
+    names = (shorten(view.viewer_name), shorten(view.opponent_name)) if view.spectator else None
     return str(_texts(language).alt(captions[Who.VIEWER], captions[Who.OPPONENT], view.dice, view.cube_value,
-                                    view.cube_owner, captions["last"], view.cube_offered)).strip()
+                                    view.cube_owner, captions["last"], view.cube_offered, names)).strip()
 
 
 @cache

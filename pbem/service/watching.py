@@ -23,7 +23,7 @@ from sqlmodel import Session, col, func, select
 from pbem import commands
 from pbem.config import Config
 from pbem.mail.composing import InlineImage, Letter, compose, new_content_id
-from pbem.render.board_image import render_board_png
+from pbem.render.board_image import board_alt, render_board_png
 from pbem.render.templating import environment, render
 from pbem.render.text_board import render_text_board
 from pbem.render.views import EventKind, MoveLine, Notice, WatchView
@@ -179,8 +179,9 @@ def watch_letter(table: Table, code: str, player: Player, watcher: Watcher, even
     context = view.template_context()
     subject = str(_macros(language, context).subject()).strip()
     images: tuple[InlineImage, ...] = ()
-    board_cid = None
+    board_cid = alt = None
     if view.board_view is not None:
+        alt = board_alt(view.board_view, language)
         board = InlineImage(new_content_id("board", config.service.address), "board.png",
                             render_board_png(view.board_view, language))
         board_cid, images = board.content_id, (board,)
@@ -191,7 +192,7 @@ def watch_letter(table: Table, code: str, player: Player, watcher: Watcher, even
         subject=subject,
         text=render("watch.txt", language, **context),
         language=language,
-        html=render("watch.html", language, subject=subject, board_cid=board_cid, **context),
+        html=render("watch.html", language, subject=subject, board_cid=board_cid, board_alt=alt, **context),
         images=images,
         in_reply_to=earlier,
         references=() if earlier is None else (earlier,),

@@ -181,7 +181,7 @@ def test_a_watcher_gets_a_read_only_mail_after_each_move(game) -> None:
     (watched,) = [mail for mail in sent if recipient(mail) == carol.address]
     assert str(watched["Subject"]) == "[Backgammon] Watching Anna – Ben: Ben's turn"
     text = prose_of(watched)
-    assert "Anna played 8/5 6/5." in text and "Score: Anna 0, Ben 0." in text
+    assert "Anna played 8/5 6/5." in text and "Match to 3 points: Anna 0, Ben 0" in text
     assert "(you" not in text_of(watched) and "Turn: Ben" in text_of(watched), "an onlooker is no player"
     assert re.search(r"^Position ID: \S+\nMatch ID: \S+$", text_of(watched), re.M)
     assert f"http://127.0.0.1:8080/w/{code}" in text
@@ -321,7 +321,7 @@ def test_the_watch_page_shows_board_score_and_moves_read_only(game, caplog) -> N
     html = page.text
     assert "<h1>Anna – Ben</h1>" in html and "a match to 3 points: Ben&#39;s turn" in html
     assert "<svg" in html and 'id="score">Anna 0, Ben 0<' in html
-    assert "3-1:</td>" not in html and "8/5 6/5" in html
+    assert "<td>1)</td><td>3-1: 8/5 6/5</td><td></td>" in html
     assert "<form" not in html and "<script" not in html
     assert page.headers["Content-Security-Policy"] and page.headers["Referrer-Policy"] == "no-referrer"
     logged = "\n".join(record.getMessage() for record in caplog.records if record.name.startswith("pbem"))
@@ -339,3 +339,4 @@ def test_the_watch_page_is_rate_limited(game) -> None:
     code = both_allow(office, anna, ben)
     client = client_of(office, requests_per_minute=2)
     assert [client.get(f"/w/{code}").status_code for _ in range(3)] == [200, 200, 429]
+
