@@ -111,6 +111,8 @@ class EventKind(StrEnum):
     PRIZE_NOT_COVERED = "prize_not_covered"
     PRIZE_ESCROWED = "prize_escrowed"
     PRIZE_PAID = "prize_paid"
+    WATCHERS_ALLOWED = "watchers_allowed"
+    """The opponent turned ``watchers on``/``off``: told in the other seat's next mail."""
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from pbem.rules import game as game_rules
 from pbem.rules.notation import Numbering
 from pbem.rules.scoring import MatchRules
 from pbem.service import bounces
-from pbem.service.conversation import Conversation, Event, game_view, shown_name
+from pbem.service.conversation import MAX_WAITING_NEWS, Conversation, Event, game_view, shown_name
 from pbem.service.tables import Table, locked_match
 from pbem.store.game_records import MatchRecord, MatchStatus, Player
 from pbem.store.mail_records import queue_mail
@@ -85,6 +85,7 @@ def set_watchers(talk: Conversation, table: Table | None, seat: int | None, on: 
                               opponent=shown_name(table.players[1 - seat], talk.language(talk.sender)))
             return
         settings = MatchWatch(match_id=table.id, code=new_code(session))
+    was_open, changed = settings.allowed(), settings.allows(seat) != on
     settings.allow(seat, on)
     dropped = 0
     if not on:
@@ -93,9 +94,18 @@ def set_watchers(talk: Conversation, table: Table | None, seat: int | None, on: 
             dropped += 1
         settings.waiting = []
     session.add(settings)
+    if changed:
+        _tell_opponent(table, seat, {"on": on, "both": settings.allowed(), "code": settings.code, "was_open": was_open})
     talk.say_template(Notice.WATCHERS_SET, table, on=on, both=settings.allowed(), code=settings.code,
                       link=page_link(talk.config, settings.code), dropped=dropped,
                       opponent=shown_name(table.players[1 - seat], talk.language(talk.sender)))
+
+
+def _tell_opponent(table: Table, seat: int, data: dict[str, Any]) -> None:
+    """The opponent hears of the change in their next mail (none is sent for it alone)."""
+    opponent = table.seats[1 - seat]
+    event = Event(EventKind.WATCHERS_ALLOWED, seat, data)
+    opponent.news = [*opponent.news, event.to_dict()][-MAX_WAITING_NEWS:]
 
 
 def watch(talk: Conversation, command: commands.Watch) -> None:

@@ -36,6 +36,9 @@ class MatchWatch(SQLModel, table=True):
         """Watching is allowed while both players have it on."""
         return self.allowed_0 and self.allowed_1
 
+    def allows(self, seat: int) -> bool:
+        return self.allowed_0 if seat == 0 else self.allowed_1
+
     def allow(self, seat: int, on: bool) -> None:
         if seat == 0:
             self.allowed_0 = on

@@ -128,6 +128,10 @@ def test_watching_needs_both_players_and_a_confirmed_watch(game) -> None:
     with Session(office.engine) as session:
         assert session.exec(select(Watcher)).all() == []
 
+    anna.reply("watchers on", to=game_mail(anna, office))  # again: Ben is told once
+    anna.reply("8/5 6/5", to=game_mail(anna, office))
+    assert prose_of(ben.last).count("Anna allows friends to watch this game;") == 1, "told in Ben's next mail"
+    assert "watching opens once you allow it too: write watchers on." in prose_of(ben.last)
     ben.reply("watchers on", to=game_mail(ben, office))
     assert "Anna allows it too, so watching is open now." in prose_of(ben.last)
     (started,) = carol.write_confirmed(f"watch {code}")
@@ -250,6 +254,9 @@ def test_watchers_off_stops_the_mails_and_the_page(game) -> None:
     command = ben.next_command(1, game_mail(ben, office))
     sent = ben.reply(command or "", to=game_mail(ben, office))
     assert carol.address not in {recipient(mail) for mail in sent}
+    told = prose_of(anna.last)  # Anna's next mail tells her both
+    assert "Ben no longer allows watching this game: its watchers get no more mail." in told
+    assert "Ben allows friends to watch this game, and so do you: watching is open (friends write watch" in told
 
 
 def test_limits_per_game_and_per_address(game, monkeypatch) -> None:
