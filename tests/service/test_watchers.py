@@ -13,7 +13,7 @@ import pytest
 from post_office import (LoadedDice, Player, PostOffice, invite_and_accept, is_confirmation, prose_of, recipient,
                          text_of, token_of)
 from sqlmodel import Session, select
-from test_web_board import client_of, web_config
+from test_web_board import client_of, form_of, web_config
 
 from pbem import commands
 from pbem.service import watching
@@ -206,6 +206,19 @@ def test_a_watcher_gets_a_read_only_mail_after_each_move(game) -> None:
     assert re.search(r"Ben rolled \d-\d\. Ben played ", text), text
     assert watched_again["In-Reply-To"] == watched["Message-ID"], "one thread per watched game"
     assert table.token(1) not in str(watched_again)
+
+
+def test_a_move_on_the_web_board_brings_the_watchers_their_mail_too(game) -> None:
+    office, anna, ben, carol, dave = game
+    watching_carol(office, anna, ben, carol)
+    client = client_of(office)
+    token = office.table().token(0)
+    page = client.get(f"/g/{token}").text
+    assert client.post(f"/g/{token}", data={**form_of(page, "move"), "move": "8/5 6/5"}).status_code == 200
+    sent = office.run()
+    office.file(sent)
+    (watched,) = [mail for mail in sent if recipient(mail) == carol.address]
+    assert "Anna played 8/5 6/5." in prose_of(watched) and token not in str(watched)
 
 
 def test_nothing_a_watcher_sends_acts_in_the_game(game) -> None:
