@@ -31,6 +31,7 @@ from pbem.rules import game as game_rules
 from pbem.rules.notation import Numbering
 from pbem.rules.scoring import MatchRules
 from pbem.service import bounces
+from pbem.service.assistant import is_assistant
 from pbem.service.conversation import MAX_WAITING_NEWS, Conversation, Event, game_view, shown_name
 from pbem.service.tables import Table, locked_match
 from pbem.store.game_records import MatchRecord, MatchStatus, Player
@@ -87,6 +88,9 @@ def set_watchers(talk: Conversation, table: Table | None, seat: int | None, on: 
         settings = MatchWatch(match_id=table.id, code=new_code(session))
     was_open, changed = settings.allowed(), settings.allows(seat) != on
     settings.allow(seat, on)
+    assistant_plays = is_assistant(table.players[1 - seat])
+    if assistant_plays:
+        settings.allow(1 - seat, True)  # the Assistant has nothing to hide: the player decides alone
     dropped = 0
     if not on:
         for watcher in session.exec(select(Watcher).where(Watcher.match_id == table.id)).all():
@@ -94,7 +98,7 @@ def set_watchers(talk: Conversation, table: Table | None, seat: int | None, on: 
             dropped += 1
         settings.waiting = []
     session.add(settings)
-    if changed:
+    if changed and not assistant_plays:
         _tell_opponent(table, seat, {"on": on, "both": settings.allowed(), "code": settings.code, "was_open": was_open})
     talk.say_template(Notice.WATCHERS_SET, table, on=on, both=settings.allowed(), code=settings.code,
                       link=page_link(talk.config, settings.code), dropped=dropped,

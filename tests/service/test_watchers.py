@@ -151,6 +151,15 @@ def test_watchers_on_outside_a_game_says_which_game_is_meant(game) -> None:
         assert session.exec(select(MatchWatch)).all() == []
 
 
+def test_against_the_assistant_the_player_alone_decides(game) -> None:
+    office, anna, ben, carol, dave = game
+    (started,) = dave.write("play assistant")
+    dave.reply("watchers on", to=dave.last)
+    assert "Assistant allows it too, so watching is open now." in prose_of(dave.last), text_of(dave.last)
+    (answer,) = carol.write_confirmed(f"watch {code_in(dave.last)}")
+    assert "You now watch Dave – Assistant." in prose_of(answer)
+
+
 def test_a_player_cannot_watch_their_own_game(game) -> None:
     office, anna, ben, carol, dave = game
     code = both_allow(office, anna, ben)
