@@ -99,6 +99,9 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
 ``ladder-opponent``
     ``ladder challenge [NAME] WHOM`` where WHOM is neither a mail address nor a place number;
     details: what stood there.
+``watch-code``
+    ``watch``/``zuschauen`` or ``unwatch`` without a watch code (ten letters and digits, as the
+    players' answer to ``watchers on`` gives it); details: what stood where the code belongs.
 """
 
 from __future__ import annotations
@@ -336,6 +339,24 @@ class Help:
 
 
 @dataclass(frozen=True)
+class Watchers:
+    """``watchers on``/``zuschauer an``: this player lets friends watch the game whose mail the
+    line answers (watching is allowed while both players have it on; default off)."""
+
+    on: bool
+
+
+@dataclass(frozen=True)
+class Watch:
+    """``watch CODE``/``zuschauen CODE``: the sender watches the match with this watch code;
+    ``watch CODE off``/``unwatch CODE``/``zuschauen CODE aus``: no longer."""
+
+    code: str
+    """Lower case, as stored."""
+    on: bool = True
+
+
+@dataclass(frozen=True)
 class Confirm:
     """yes/ja: confirms what a confirmation mail asked about (elsewhere it is just a note)."""
 
@@ -410,6 +431,7 @@ Command = (
     | Stop | Autoroll | Copies | Automove | Greedy | Help | Confirm | Credits | Note | CommandError
     | TournamentNew | TournamentAction | TournamentInvite | TournamentShow
     | LadderCommand
+    | Watchers | Watch
 )
 
 _ALONE: dict[str, Command] = {
@@ -499,6 +521,12 @@ _PRIZE_COUNTED_WORDS = {**dict.fromkeys(("games", "spiele"), "games"), **dict.fr
 """The seed's own word order, ``Preis 3 Spiele`` and ``Preis 5 Punkte``: the number first."""
 _PRIZE_FORMATS = {Format.GAMES: (PrizeKind.SERIES, SERIES_GAMES), Format.MATCH: (PrizeKind.MATCH, MATCH_POINTS),
                   Format.SINGLE: (PrizeKind.SINGLE, 1)}
+_WATCHERS_WORDS = ("watchers", "zuschauer")
+_WATCH_WORDS = ("watch", "zuschauen")
+_UNWATCH_WORDS = ("unwatch",)
+WATCH_CODE_PATTERN = r"[a-z2-7]{10}"
+"""A watch code: ten characters of lower-case base32 (50 random bits)."""
+_WATCH_CODE = re.compile(WATCH_CODE_PATTERN)
 
 
 
@@ -506,15 +534,13 @@ _GERMAN_KEYWORDS = frozenset((
     "annehmen", "ablehnen", "würfeln", "wuerfeln", "doppeln", "biber", "$aufgeben", "revanche",
     "brett", "spiele", "rangliste", "stopp", "hilfe", "ja", "bestätigen", "bestaetigen", "sprache",
     "zählung", "zaehlung", "urlaub", "einladen", "gegen", "abrechnen", "autowürfeln", "autowuerfeln",
-    "kopien", "aufgeben", "konto", "preis", "automatisch", "gierig", "turnier",
-    "kopien", "aufgeben", "konto", "preis", "automatisch", "gierig", "leiter",
+    "kopien", "aufgeben", "konto", "preis", "automatisch", "gierig", "turnier", "leiter", "zuschauer", "zuschauen",
 ))
 _ENGLISH_KEYWORDS = frozenset((
     "accept", "decline", "roll", "double", "take", "drop", "beaver", "$quit", "rematch", "board",
     "games", "ratings", "stop", "help", "yes", "confirm", "lang", "numbering", "vacation", "invite",
     "play", "settle", "autoroll", "copies", "resign", "reject", "credits", "prize", "automove", "greedy",
-    "tournament",
-    "play", "settle", "autoroll", "copies", "resign", "reject", "credits", "prize", "automove", "greedy", "ladder",
+    "tournament", "ladder", "watchers", "watch", "unwatch",
 ))
 _GERMAN_WORDS = frozenset((
     "und", "ich", "nicht", "der", "die", "das", "ist", "bitte", "danke", "hallo", "mit", "für",
@@ -621,6 +647,11 @@ def _read_line(line: str) -> Command:
         return options if isinstance(options, CommandError) else PlayAssistant(options)
     if keyword in _LADDER_WORDS and (ladder := _ladder_command(line, arguments)) is not None:
         return ladder
+    if keyword in _WATCHERS_WORDS and len(arguments) <= 1:
+        switch = _SWITCHES.get(_first(arguments))
+        return CommandError(line, "switch", _first(arguments)) if switch is None else Watchers(switch)
+    if keyword in (*_WATCH_WORDS, *_UNWATCH_WORDS) and _watch_line(keyword, arguments):
+        return _watch_command(line, keyword, arguments)
     if len(words) == 1 and keyword.startswith("$"):
         return CommandError(line, "unknown-command", keyword)
     if looks_like_play(line):
@@ -640,6 +671,26 @@ def _language_command(line: str, arguments: list[str]) -> Command:
 def _numbering_command(line: str, arguments: list[str]) -> Command:
     kind = _NUMBERINGS.get(_first(arguments))
     return SetNumbering(kind) if kind else CommandError(line, "numbering", _first(arguments))
+
+
+def _watch_line(keyword: str, arguments: list[str]) -> bool:
+    """Whether a line starting with ``watch``/``zuschauen``/``unwatch`` is meant as the command:
+    alone, or with one word and at most ``off``/``aus`` after it (``unwatch``: one word), where
+    that word is a watch code or at least looks like one (ten letters and digits); "watch this
+    game!" stays a note."""
+    if not arguments:
+        return True
+    limit = 1 if keyword in _UNWATCH_WORDS else 2
+    if len(arguments) > limit or (len(arguments) == 2 and _SWITCHES.get(arguments[1]) is not False):
+        return False
+    return len(arguments[0]) == 10 and arguments[0].isalnum()
+
+
+def _watch_command(line: str, keyword: str, arguments: list[str]) -> Command:
+    code = _first(arguments)
+    if not _WATCH_CODE.fullmatch(code):
+        return CommandError(line, "watch-code", code)
+    return Watch(code, on=keyword not in _UNWATCH_WORDS and len(arguments) == 1)
 
 
 def _vacation_command(line: str, arguments: list[str]) -> Command:

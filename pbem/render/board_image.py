@@ -305,8 +305,9 @@ def _cube(image: Image.Image, draw: ImageDraw.ImageDraw, view: BoardView, home_o
 def board_alt(view: BoardView, language: str) -> str:
     """The picture's facts in one line, for the ``alt`` text of the HTML ``<img>``."""
     captions = _caption_texts(view, language)
+    names = (shorten(view.viewer_name), shorten(view.opponent_name)) if view.spectator else None
     return str(_texts(language).alt(captions[Who.VIEWER], captions[Who.OPPONENT], view.dice, view.cube_value,
-                                    view.cube_owner, captions["last"], view.cube_offered)).strip()
+                                    view.cube_owner, captions["last"], view.cube_offered, names)).strip()
 
 
 @cache
@@ -322,7 +323,7 @@ def _caption_texts(view: BoardView, language: str) -> dict[object, str | None]:
     viewer, opponent = shorten(view.viewer_name), shorten(view.opponent_name)
     last = format_last_move(view)
     return {
-        Who.VIEWER: str(module.player(viewer, True, position.mover_pips, position.mover_off)).strip(),
+        Who.VIEWER: str(module.player(viewer, not view.spectator, position.mover_pips, position.mover_off)).strip(),
         Who.OPPONENT: str(module.player(opponent, False, position.opponent_pips, position.opponent_off)).strip(),
         "score": str(module.score(view.score, viewer, opponent)).strip(),
         "last": None if last is None else str(module.last_move(opponent, last)).strip(),

@@ -87,6 +87,8 @@ class BoardView:
     edge of the player who is to take it."""
     score: Score = Score()
     last_move: LastMove | None = None
+    spectator: bool = False
+    """Shown to a watcher, who plays neither side: the viewer's side is named, never "you"."""
 
 
 @dataclass(frozen=True)

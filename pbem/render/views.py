@@ -96,6 +96,14 @@ class Notice(StrEnum):
     LADDER_OUT_OF_REACH = "ladder_out_of_reach"
     LADDER_BUSY = "ladder_busy"
     LADDER_WON_UNCHALLENGEABLE = "ladder_won_unchallengeable"
+    WATCHERS_NEED_GAME = "watchers_need_game"
+    WATCHERS_SET = "watchers_set"
+    WATCH_STARTED = "watch_started"
+    WATCH_NOT_ALLOWED = "watch_not_allowed"
+    WATCH_STOPPED = "watch_stopped"
+    WATCH_OWN_GAME = "watch_own_game"
+    WATCH_LIMIT_GAME = "watch_limit_game"
+    WATCH_LIMIT_ADDRESS = "watch_limit_address"
 
 
 class EventKind(StrEnum):
@@ -137,6 +145,8 @@ class EventKind(StrEnum):
     TOURNAMENT_MATCH = "tournament_match"
     LADDER_CHALLENGED = "ladder_challenged"
     LADDER_RESULT = "ladder_result"
+    WATCHERS_ALLOWED = "watchers_allowed"
+    """The opponent turned ``watchers on``/``off``: told in the other seat's next mail."""
 
 
 @dataclass(frozen=True)
@@ -350,3 +360,39 @@ class TournamentPageView:
     entrants: tuple[str, ...]
     rounds: tuple[tuple[BracketMatch, ...], ...]
     champion: str | None
+
+
+@dataclass(frozen=True)
+class WatchView:
+    """What a watcher is shown of a match, in a mail or on its page ``/w/<code>``: the board from
+    the inviter's side (``BoardView.spectator``), names, score and what happened, and nothing of
+    the players' own (no token, no address, no note, no clock)."""
+
+    language: str
+    code: str
+    """The match's watch code (the watcher's only key; never a game token)."""
+    names: tuple[str, str]
+    rules: MatchRules
+    score: tuple[int, int]
+    """The points of the players 0 and 1 before the game on the board (the final ones at the end)."""
+    status: str
+    """``pbem.store.game_records.MatchStatus`` value."""
+    service: ServiceConfig
+    page_link: str | None = None
+    """The watch page (None: the web board is off)."""
+    to_act: int | None = None
+    """The player who must act now (None: nobody, as between invitation and start, or at the end)."""
+    board: str | None = None
+    """The text board; None while no game is on the board."""
+    board_view: BoardView | None = None
+    ids: dict[str, str] | None = None
+    events: tuple[str, ...] = ()
+    """What happened since the watcher's last mail, worded for an onlooker."""
+    moves: tuple[MoveLine, ...] = ()
+    """The game's moves so far (the page), in the own numbering of each mover."""
+    allowed: bool = True
+    """False: no such code, or its players do not allow watching (now): the page says only that."""
+
+    def template_context(self) -> dict[str, Any]:
+        """The fields by name but ``language`` (which ``render`` gives every template)."""
+        return {field.name: getattr(self, field.name) for field in fields(self) if field.name != "language"}

@@ -8,8 +8,10 @@ from typing import Any
 
 from pbem.render.templating import environment, render
 from pbem.render.text_board import shorten
+from pbem.render.board_svg import render_board_svg
 from pbem.render.bracket_svg import render_bracket_svg
-from pbem.render.views import LadderPageView, PageView, PlayerPageView, TournamentPageView, UnsubscribeView, move_rows
+from pbem.render.views import (LadderPageView, PageView, PlayerPageView, TournamentPageView, UnsubscribeView, WatchView,
+                               move_rows)
 
 
 def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info",
@@ -57,6 +59,14 @@ def render_tournament_page(page: TournamentPageView) -> str:
              f"{'Runde' if german else 'Round'} {number}" for number in range(1, total + 1)]
     svg = render_bracket_svg(page.rounds, names, "Freilos" if german else "bye") if page.rounds else None
     return render("tournament.html", page.language, page=page, svg=svg)
+
+
+def render_watch_page(view: WatchView) -> str:
+    """The read-only page of a watched game (``templates/<language>/watch_page.html``): the board,
+    the score and the moves so far; no form, no script."""
+    board = view.board_view
+    svg = None if board is None else render_board_svg(board, view.language)
+    return render("watch_page.html", view.language, **view.template_context(), board_svg=svg, rows=move_rows(view.moves))
 
 
 def web_text(language: str, name: str, *arguments: object) -> str:

@@ -41,7 +41,7 @@ from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, Unre
                                subject_text)
 from pbem.render.views import Notice
 from pbem.mail.bounces import read_bounce, sent_to_bounce_address
-from pbem.service import account, bounces, clocks, invitations, ladders, play, tournaments
+from pbem.service import account, bounces, clocks, invitations, ladders, play, tournaments, watching
 from pbem.service.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.conversation import Answering, Conversation
 from pbem.service.dice import SEEDED_DICE, DiceRoller
@@ -58,12 +58,14 @@ _GAME_COMMANDS = (
 )
 _ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings, commands.Credits)
 """Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
-_NEEDS_PROOF = (commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite,
-                commands.Autoroll, commands.Copies, commands.Automove, commands.Greedy, commands.TournamentNew,
-                commands.TournamentAction, commands.TournamentInvite,
-                commands.LadderNew, commands.LadderJoin, commands.LadderChallenge, commands.LadderLeave)
-"""Account commands and invitations (which start rated games on a clock in the sender's name):
-taken only from a mail that proves the sender reads their mailbox."""
+_NEEDS_PROOF: tuple[type[commands.Command], ...] = (
+    commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite, commands.Autoroll,
+    commands.Copies, commands.Automove, commands.Greedy, commands.TournamentNew, commands.TournamentAction,
+    commands.TournamentInvite, commands.LadderNew, commands.LadderJoin, commands.LadderChallenge, commands.LadderLeave,
+    commands.Watch)
+"""Account commands, invitations (which start rated games on a clock in the sender's name) and
+``watch`` (the service then mails that address after each move): taken only from a mail that
+proves the sender reads their mailbox."""
 CONFIRMATION_VALID = timedelta(days=7)
 MAX_NOTE_CHARS = 2000
 """A personal note is passed on up to this length."""
@@ -459,6 +461,11 @@ def _dispatch(
                 talk.say_template(Notice.NO_GAME_NAMED)
             else:
                 invitations.rematch(talk, table, seat)
+        case commands.Watchers(on=on):
+            watching.set_watchers(talk, table, seat, on)
+        case commands.Watch():
+            talk.invitation_apart = True  # about the watched game, not the one whose thread it is written in
+            watching.watch(talk, command)
         case commands.Accept() | commands.Decline() | commands.Move() | commands.Roll() | commands.Double() \
                 | commands.Take() | commands.Drop() | commands.Beaver() | commands.Resign() | commands.Remis() \
                 | commands.OfferResignation():
@@ -493,5 +500,6 @@ def send_letters(talk: Conversation) -> None:
         seat = None if table is None else table.seat_of(player)
         if table is not None and seat is not None:
             table.add_to_thread(seat, str(message["Message-ID"]))
+    watching.send_watch_letters(talk)
     for news in talk.news.values():
         news.table.save(talk.session)

@@ -33,17 +33,15 @@ from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
-from pbem.render.views import (EventKind, MoveLine, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
-                               TournamentPageView, UnsubscribeView)
-from pbem.render.views import (EventKind, LadderPageView, MoveLine, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
-                               UnsubscribeView)
+from pbem.render.views import (EventKind, LadderPageView, MoveLine, PageAction, PageOutcome, PageResult, PageView,
+                               PlayerPageView, TournamentPageView, UnsubscribeView, WatchView)
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
-from pbem.rules.notation import Colour, format_play
+from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.rules.position import Position
 from pbem.rules import prizes, scoring
 from pbem.rules.scoring import WinKind
-from pbem.service import invitations, play, tournaments
+from pbem.service import invitations, play, tournaments, watching
 from pbem.service.bounces import failures_of_match
 from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
 from pbem.service.dice import SEEDED_DICE, DiceRoller
@@ -112,6 +110,12 @@ class WebBoard:
                 session.add(player)
                 log.info("player %s: no more invitations (List-Unsubscribe)", player.id)
             return UnsubscribeView(player.language or self.config.service.language, self.config.service, apply)
+
+    def watch_page(self, code: str) -> WatchView:
+        """The read-only page of the match with this watch code (:mod:`pbem.service.watching`)."""
+        with Session(self.engine) as session:
+            return watching.watch_page(session, self.config, code, self.clock(),
+                                       lambda table: moves_so_far(table, 0, Numbering.OWN))
 
     def act(self, token: str, version: str, action: PageAction, argument: str = "") -> PageOutcome:
         """Apply one form of the page made on ``version``; see the module docstring."""
@@ -348,11 +352,12 @@ def _accepted(trial: Callable[[], object]) -> bool:
     return True
 
 
-def moves_so_far(table: Table, seat: int) -> tuple[MoveLine, ...]:
-    """The game's record, each play in ``seat``'s numbering written from its mover's side."""
+def moves_so_far(table: Table, seat: int, numbering_of_page: Numbering | None = None) -> tuple[MoveLine, ...]:
+    """The game's record, each play in ``seat``'s numbering (or ``numbering_of_page``) written
+    from its mover's side."""
     game = table.game
     assert game is not None
-    numbering = table.numbering(seat).value
+    numbering = (numbering_of_page or table.numbering(seat)).value
     lines = []
     board, side = Position.start(), game.record[0].seat if game.record else 0
     for action in game.record:

@@ -24,9 +24,9 @@ from sqlmodel import Session, SQLModel, create_engine
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
 
-MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records", "pbem.store.ledger")
+MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records", "pbem.store.ledger", "pbem.store.watching")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-HEAD_REVISION = "0016"
+HEAD_REVISION = "0017"
 ALEMBIC_VERSION_TABLE = "alembic_version"
 LEGACY_VERSION_TABLE = "schema_version"
 """Where pbem before migrations recorded its schema version (2)."""

@@ -14,6 +14,8 @@ Routes (all relative, so that a reverse proxy may publish them under any prefix)
   since a mailbox provider's server sends it, and doing it twice changes nothing;
 * ``GET /l/<ladder code>``: a ladder's standing, open challenges and latest results, read-only
   (names only: no address, no game token), linked from the ladder mails;
+* ``GET /w/<watch code>``: the read-only page of a game its players let friends watch (no form,
+  no script); a code that names no such game gets a 404 page that says only that;
 * ``GET /static/…``: the style sheet and the script (no third-party files, no fonts).
 
 A token that names no seat gets a bare 404, the same for every wrong token, and so does every
@@ -41,14 +43,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pbem.config import WebConfig
 from pbem.mail.reading import TOKEN_PATTERN
-from pbem.commands import TOURNAMENT_CODE
-from pbem.render.views import (PageAction, PageOutcome, PageResult, PageView, PlayerPageView, TournamentPageView,
-                               UnsubscribeView)
-from pbem.render.web_page import (render_page, render_player_page, render_tournament_page, render_unsubscribe_page,
-                                  web_text)
+from pbem.commands import TOURNAMENT_CODE, WATCH_CODE_PATTERN
 from pbem.render.views import (LadderPageView, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
-                               UnsubscribeView)
-from pbem.render.web_page import render_ladder_page, render_page, render_player_page, render_unsubscribe_page, web_text
+                               TournamentPageView, UnsubscribeView, WatchView)
+from pbem.render.web_page import (render_ladder_page, render_page, render_player_page, render_tournament_page,
+                                  render_unsubscribe_page, render_watch_page, web_text)
 from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
 
 log = logging.getLogger(__name__)
@@ -76,7 +75,10 @@ class BoardService(Protocol):
     def unsubscribe(self, unsubscribe_token: str, apply: bool) -> UnsubscribeView | None: ...
 
     def tournament_page(self, code: str, page_token: str | None) -> TournamentPageView | None: ...
+
     def ladder_page(self, code: str) -> LadderPageView | None: ...
+
+    def watch_page(self, code: str) -> WatchView: ...
 
 
 def board_app(config: WebConfig, service: BoardService) -> Starlette:
@@ -90,6 +92,7 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
         Route("/t/{code}", board.tournament, methods=["GET"]),
         Route("/t/{code}/{token}", board.tournament, methods=["GET"]),
         Route("/l/{token}", board.ladder_page, methods=["GET"]),
+        Route("/w/{code}", board.watch_page, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config, language_of=board.language_of)],
@@ -178,6 +181,15 @@ class _Board:
             return await _not_found(request, LookupError())
         return HTMLResponse(render_unsubscribe_page(page))
 
+    async def watch_page(self, request: Request) -> Response:
+        code = request.path_params["code"]
+        if _WATCH_CODE.fullmatch(code) is None:
+            return await _not_found(request, LookupError())
+        if not self.per_token.allow(f"w/{code}"):
+            return _too_many()
+        page = await asyncio.to_thread(self.service.watch_page, code)
+        return HTMLResponse(render_watch_page(page), status_code=200 if page.allowed else 404)
+
     async def state(self, request: Request) -> Response:
         token = request.path_params["token"]
         if not self._plausible(token):
@@ -234,6 +246,7 @@ class _Board:
 
 
 _TOKEN = re.compile(TOKEN_PATTERN)
+_WATCH_CODE = re.compile(WATCH_CODE_PATTERN)
 _SEAT_PATH = re.compile(r"/g/([^/]+)(?:/state)?")
 
 

@@ -23,13 +23,14 @@ HEADERS = {
 }
 """Sent with every answer: ``no-referrer`` so that no link on the page passes the token on."""
 
-_TOKEN_IN_PATH = re.compile(r"/([gpul])/[^/?#]*")
+_TOKEN_IN_PATH = re.compile(r"/([gpulw])/[^/?#]*")
 _PAGE_TOKEN_OF_TOURNAMENT = re.compile(r"^(/t/[^/?#]*)/[^/?#]+")
 
 
 def redacted(path: str) -> str:
-    """``path`` with the game token, a player's page or unsubscribe token, or a ladder's code
-    left out, for logs (a tournament's code is no secret; a player's own copy of its page is)."""
+    """``path`` with the game token, a player's page or unsubscribe token, a ladder's or a
+    watch code left out, for logs (a tournament's code is no secret; a player's own copy of its
+    page is)."""
     return _PAGE_TOKEN_OF_TOURNAMENT.sub(r"\1/…", _TOKEN_IN_PATH.sub(r"/\1/…", path))
 
 

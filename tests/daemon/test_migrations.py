@@ -132,8 +132,8 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
                             "outbound_mail DROP COLUMN bounce_tag", "matches DROP COLUMN tournament_id",
                             "matches DROP COLUMN tournament_round", "matches DROP COLUMN tournament_index",
                             "matches DROP COLUMN ladder_id"):
-            connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0016 add
-        for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders"):
+            connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0017 add
+        for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch"):
             connection.execute(text(f"DROP TABLE {table}"))
         connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
     assert upgrade_schema(engine) == (before, head_revision())

@@ -82,6 +82,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "language": "fr",
     "numbering": "odd",
     "switch": "maybe",
+    "watch-code": "abc",
     "resign-kind": "double",
     "vacation-days": "forever",
     "unknown-command": "$undo",
