@@ -35,6 +35,7 @@ from typing import Protocol
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
@@ -171,9 +172,9 @@ class _Board:
             return _too_many()
         apply = request.method == "POST"
         if apply:
-            if int(request.headers.get("content-length") or MAX_FORM_BYTES + 1) > MAX_FORM_BYTES:
+            form = await _small_form(request)
+            if form is None:
                 return PlainTextResponse("Request Entity Too Large", status_code=413)
-            form = await request.form(max_files=0, max_fields=10)
             if form.get("List-Unsubscribe") != "One-Click":
                 return PlainTextResponse("Bad Request: List-Unsubscribe=One-Click expected", status_code=400)
         page = await asyncio.to_thread(self.service.unsubscribe, token, apply)
@@ -202,11 +203,11 @@ class _Board:
         return JSONResponse({"version": version})
 
     async def _post(self, request: Request, token: str) -> Response:
-        if int(request.headers.get("content-length") or MAX_FORM_BYTES + 1) > MAX_FORM_BYTES:
-            return PlainTextResponse("Request Entity Too Large", status_code=413)
         if not _same_origin(request, self.config):
             return PlainTextResponse("Forbidden", status_code=403)
-        form = await request.form(max_files=0, max_fields=10)
+        form = await _small_form(request)
+        if form is None:
+            return PlainTextResponse("Request Entity Too Large", status_code=413)
         version, csrf = str(form.get("version", "")), str(form.get("csrf", ""))
         action_name, argument = str(form.get("action", "")), str(form.get("move") or form.get("argument") or "")
         if not self.per_token.allow(token):  # the page again, the move typed kept in its field
@@ -258,6 +259,21 @@ def _too_many(language: str | None = None) -> Response:
     """A 429: in the player's language where the path names a seat, else bare."""
     text = "Too Many Requests" if language is None else web_text(language, "too_many")
     return PlainTextResponse(text, status_code=429, headers={"Retry-After": str(RETRY_AFTER)})
+
+
+async def _small_form(request: Request) -> FormData | None:
+    """The posted form, read only up to MAX_FORM_BYTES, whether the client declared its length or
+    sent it in chunks (HTTP/1.1 allows both); None for a bigger body, which is never read whole."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_FORM_BYTES):
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            return None
+    request._body = bytes(body)  # Starlette parses the form from the body it already holds
+    return await request.form(max_files=0, max_fields=10)
 
 
 def _same_origin(request: Request, config: WebConfig) -> bool:

@@ -121,3 +121,20 @@ def test_the_page_is_in_the_invitees_language(office):
     path = unsubscribe_links(ben.last)[1].removeprefix(BASE)
     page = client_of(office).get(path)
     assert "Keine Einladungen mehr schicken" in page.text and 'lang="de"' in page.text
+
+
+def test_a_body_too_big_is_refused_unread_with_or_without_its_length(office, anna, ben):
+    anna.write_confirmed("invite ben@example.org")
+    path = unsubscribe_links(ben.last)[1].removeprefix(BASE)
+    client = client_of(office)
+
+    def chunks():
+        yield b"List-Unsubscribe=One-Click&x="
+        for _ in range(100):
+            yield b"y" * 100
+
+    assert client.post(path, content=chunks(), headers={"Content-Type": "application/x-www-form-urlencoded"}) \
+        .status_code == 413
+    assert client.post(path, content=b"List-Unsubscribe=One-Click&x=" + b"y" * 5000,
+                       headers={"Content-Type": "application/x-www-form-urlencoded"}).status_code == 413
+    assert not refuses(office, ben.address)

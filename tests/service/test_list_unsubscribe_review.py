@@ -121,8 +121,6 @@ def test_an_unsubscribe_mail_marked_as_automatic_still_stops_invitations_and_is_
     assert refuses(office, ben.address)
 
 
-@pytest.mark.xfail(strict=True, reason="finding, not fixed: a POST without Content-Length (chunked) is answered "
-                   "413 by /u/ (and by the game page's forms), though it is far below MAX_FORM_BYTES")
 def test_one_click_sent_in_chunks_without_content_length_works(office, anna, ben):
     """HTTP/1.1 lets a client send the form in chunks, without Content-Length; a provider's
     server that does so is a client like any other."""
