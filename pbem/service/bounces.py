@@ -7,7 +7,8 @@ saw its tag).  Only the recipients of that very mail can be reported as failed.
 
 A permanent failure counts against the address: at ``[limits] bounce_limit`` of them it gets
 no more mail until its owner writes again (then the count starts afresh).  A failed invitation
-is withdrawn and its inviter told which address failed and why, in their language.  Every
+is withdrawn and its inviter told which address failed and why, in their language; so is a
+tournament's organiser of an invitation to join it.  Every
 failure, delays too, is kept in ``delivery_failures``: the game's page and ``pbem status`` show
 them.  A bounce is never answered.
 """
@@ -17,22 +18,26 @@ from __future__ import annotations
 import logging
 import re
 from datetime import datetime
+from email.parser import BytesHeaderParser
+from email.policy import default as default_policy
 
 from sqlmodel import Session, col, select
 
 from pbem.addresses import ADDRESS_PATTERN
 from pbem.config import Config
 from pbem.mail.bounces import Bounce, Failure
+from pbem.mail.reading import TOKEN_PATTERN
 from pbem.render.views import Notice
-from pbem.service.conversation import Conversation, last_mail_of
+from pbem.service.conversation import Answering, Conversation, last_mail_of
 from pbem.service.dice import SEEDED_DICE
 from pbem.service.tables import Table, locked_match
-from pbem.store.game_records import MatchStatus, Player
+from pbem.store.game_records import AccountConfirmation, MatchStatus, Player, TournamentRecord
 from pbem.store.mail_records import DeliveryFailure, OutboundMail
 
 log = logging.getLogger(__name__)
 
 _ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
+_REPLY_TOKEN = re.compile(rf"\+({TOKEN_PATTERN})@")
 
 
 def undeliverable(player: Player, config: Config) -> bool:
@@ -102,7 +107,7 @@ def _failed_for_good(session: Session, outbound: OutboundMail, address: str, fai
         log.warning("%s bounced %d times for good: no more mail to it until its owner writes", address,
                     player.bounces)
     if outbound.match_id is None:
-        return []
+        return _tournament_invitation_failed(session, outbound, player, address, failure, config, now)
     record = locked_match(session, outbound.match_id)
     if record is None or record.status != MatchStatus.INVITED:
         return []
@@ -113,13 +118,39 @@ def _failed_for_good(session: Session, outbound: OutboundMail, address: str, fai
     session.add(record)
     inviter = table.players[0]
     talk = Conversation(session, config, inviter, last_mail_of(table, 0), SEEDED_DICE, now)
-    # The reason as the server gave it, but for any other address in it (where a forward led:
-    # the invitee's business, not the inviter's).
-    diagnostic = _ADDRESS.sub(lambda found: found.group(0) if found.group(0).lower() == address else "…",
-                              failure.diagnostic)
-    talk.say_template(Notice.INVITATION_UNDELIVERABLE, address=address, diagnostic=diagnostic)
+    talk.say_template(Notice.INVITATION_UNDELIVERABLE, address=address, diagnostic=_reason(failure, address))
     log.info("match %s: the invitation to %s bounced (%s); withdrawn, %s told", record.id, address,
              failure.diagnostic or failure.status, inviter.address)
+    return [talk]
+
+
+def _reason(failure: Failure, address: str) -> str:
+    """The reason as the server gave it, but for any other address in it (where a forward led:
+    the invitee's business, not the inviter's)."""
+    return _ADDRESS.sub(lambda found: found.group(0) if found.group(0).lower() == address else "…",
+                        failure.diagnostic)
+
+
+def _tournament_invitation_failed(session: Session, outbound: OutboundMail, player: Player, address: str,
+                                  failure: Failure, config: Config, now: datetime) -> list[Conversation]:
+    """A tournament invitation (a mail of no match, whose Reply-To holds the invitee's held
+    ``tournament join CODE``) that bounced: its organiser is told, as an inviter is."""
+    reply_to = BytesHeaderParser(policy=default_policy).parsebytes(outbound.raw).get("Reply-To", "")
+    token = _REPLY_TOKEN.search(str(reply_to))
+    held = None if token is None else session.get(AccountConfirmation, token.group(1))
+    if held is None or held.player_id != player.id or held.confirmed_at is not None:
+        return []
+    codes = [line.removeprefix("tournament join ") for line in held.commands if line.startswith("tournament join ")]
+    tournament = None if not codes else session.exec(
+        select(TournamentRecord).where(TournamentRecord.code == codes[0])).first()
+    organiser = None if tournament is None else session.get(Player, tournament.organiser_id)
+    if tournament is None or organiser is None:
+        return []
+    held.confirmed_at = now  # withdrawn: a late reply to it joins nothing
+    session.add(held)
+    talk = Conversation(session, config, organiser, Answering(None), SEEDED_DICE, now)
+    talk.say_template(Notice.INVITATION_UNDELIVERABLE, address=address, diagnostic=_reason(failure, address))
+    log.info("tournament %s: the invitation to %s bounced; %s told", tournament.code, address, organiser.address)
     return [talk]
 
 

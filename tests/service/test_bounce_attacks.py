@@ -129,8 +129,6 @@ def test_the_inviter_is_not_told_where_the_invitee_forwards_his_mail(office, ann
            "mailbox disabled\"" in prose, prose
 
 
-@pytest.mark.xfail(strict=True, reason="finding, not fixed: a tournament invitation is a bulletin of no match "
-                   "(outbound_mail.match_id is NULL), so its bounce is counted but its organiser never told")
 def test_the_organiser_is_told_when_a_tournament_invitation_bounces(office, anna):
     from test_tournaments import code_in  # noqa: PLC0415
 
