@@ -118,9 +118,6 @@ def handle_mail(
         inbound.state, inbound.reason = InboundState.IGNORED, "mail from the service itself"
         return
     sender = invitations.player_for(session, mail.sender)
-    if sender.bounces:  # its owner writes: mail to the address goes out again
-        sender.bounces = 0
-        session.add(sender)
     talk = Conversation(session, config, sender, Answering(mail.message_id, tuple(mail.references)), dice,
                         now or utc_now(), written_language=_language_of(mail))
     if mail.too_large:
@@ -217,6 +214,9 @@ def _run(talk: Conversation, mail: IncomingMail) -> None:
     # unsubscribe token, or by the operator's own server vouching for its From address
     # ([imap] trusted_authserv_id).
     proven = table is not None or confirmation is not None or unsubscribing or mail.sender_authenticated
+    if proven and talk.sender.bounces:  # its owner writes (a forger cannot prove it): mail goes out again
+        talk.sender.bounces = 0
+        talk.session.add(talk.sender)
     if mail.sender_authenticated and found is None and confirmation is None:
         log.info("inbox %s: %s is vouched for by the trusted Authentication-Results", mail.message_id,
                  talk.sender.address)
@@ -491,7 +491,10 @@ def send_letters(talk: Conversation) -> None:
     for news in talk.news.values():
         clocks.sync(news.table, config, talk.now)
     for player, table, letter in talk.letters():
-        if bounces.undeliverable(player, config):
+        asks_proof = player.id == talk.sender.id and talk.reply_token is not None and letter.token == talk.reply_token
+        if bounces.undeliverable(player, config) and not asks_proof:
+            # A "please confirm" still goes: it is how the address's owner, writing a new mail,
+            # proves it reads it again (at most [limits] confirmations_per_day of them).
             log.info("no mail to %s: it bounced %d times since its owner last wrote", player.address, player.bounces)
             continue
         message = compose(letter, config.service.address, config.service.name, talk.now)
