@@ -26,6 +26,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -71,8 +72,11 @@ def main() -> None:
         finished = subprocess.run([*spy, *command], capture_output=True, text=True, env=environment)
         if finished.returncode != 0 or not raw.exists():
             sys.exit(f"py-spy failed ({finished.returncode}):\n{finished.stderr[-2000:]}")
-        moves, cpu_ms = (float(value) for value in figures.read_text(encoding="utf-8").split())
+        moves, cpu_ms, statements, transactions = (float(value) for value in figures.read_text(encoding="utf-8").split())
         report(raw.read_text(encoding="utf-8"), int(moves), cpu_ms, options)
+        print(f"database: {statements / moves:.1f} statements and {transactions / moves:.1f} transactions per mail "
+              "applied, sending its answers included (issue 23's goal: one transaction for the mail, one per "
+              "answer sent)")
 
 
 def report(collapsed: str, moves: int, cpu_ms: float, options: argparse.Namespace) -> None:
@@ -125,6 +129,8 @@ def play(options: argparse.Namespace) -> None:
     sys.path.insert(0, str(ROOT / "tests" / "service"))
     from post_office import Player, scratch_office, text_of  # noqa: PLC0415
 
+    from sqlalchemy import event  # noqa: PLC0415
+
     from pbem.store.game_records import MatchStatus  # noqa: PLC0415
 
     server = None
@@ -136,6 +142,16 @@ def play(options: argparse.Namespace) -> None:
             server.start()
             database = f'[database]\nurl = "{server.new_database()}"\n'
         office = scratch_office(Path(temporary), options.seed, database)
+        counts = collections.Counter[str]()
+
+        def count(what: str) -> None:
+            """The pipeline works in worker threads (asyncio.to_thread); the scripted players
+            read the database in the main thread, which is not counted."""
+            if threading.current_thread() is not threading.main_thread():
+                counts[what] += 1
+
+        event.listen(office.engine, "before_cursor_execute", lambda *_: count("statements"))
+        event.listen(office.engine, "commit", lambda *_: count("transactions"))
         applied, number = 0, 0
         started = resource.getrusage(resource.RUSAGE_SELF)
         wall = time.perf_counter()
@@ -161,7 +177,8 @@ def play(options: argparse.Namespace) -> None:
         used = resource.getrusage(resource.RUSAGE_SELF)
         cpu_ms = ((used.ru_utime - started.ru_utime) + (used.ru_stime - started.ru_stime)) * 1000
         print(f"{applied} mails applied in {time.perf_counter() - wall:.1f} s", file=sys.stderr)
-        Path(os.environ["PBEM_PROFILE_FIGURES"]).write_text(f"{applied} {cpu_ms}", encoding="utf-8")
+        Path(os.environ["PBEM_PROFILE_FIGURES"]).write_text(
+            f"{applied} {cpu_ms} {counts['statements']} {counts['transactions']}", encoding="utf-8")
     if server is not None:
         server.stop()
 
