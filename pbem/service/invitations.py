@@ -182,7 +182,8 @@ def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
 def _matches_opened_in_a_day(talk: Conversation, seat: int, player: Player) -> int:
     """Invitations and rematches to people (not the Assistant) in the 24 hours before this mail
     in which ``player`` holds ``seat`` (0: sent, 1: received): the rate limits that keep the
-    service from mailing strangers in bulk, whoever forges the senders."""
+    service from mailing strangers in bulk, whoever forges the senders.  A tournament's pairings
+    are no invitations (joining was the consent) and do not count."""
     since = talk.now - timedelta(days=1)
     holder, invited = aliased(Seat), aliased(Seat)
     query = (select(MatchRecord.id)
@@ -190,7 +191,7 @@ def _matches_opened_in_a_day(talk: Conversation, seat: int, player: Player) -> i
              .join(invited, and_(col(invited.match_id) == MatchRecord.id, col(invited.number) == 1))
              .join(Player, col(Player.id) == invited.player_id)
              .where(holder.player_id == player.id, MatchRecord.created_at > since,
-                    Player.address != assistant.ADDRESS))
+                    Player.address != assistant.ADDRESS, col(MatchRecord.tournament_id).is_(None)))
     return len(talk.session.exec(query).all())
 
 
