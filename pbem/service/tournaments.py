@@ -271,6 +271,9 @@ def _withdraw(talk: Conversation, record: TournamentRecord) -> None:
     if talk.sender.id in bracket.withdrawn or talk.sender.id not in bracket.entrants:
         talk.say_template(Notice.TOURNAMENT_NOT_IN, name=record.name, code=record.code)
         return
+    if brackets.knocked_out(bracket, talk.sender.id):
+        talk.say_template(Notice.TOURNAMENT_OUT_ALREADY, name=record.name, code=record.code)
+        return
     bracket = brackets.withdraw(bracket, talk.sender.id)
     talk.say_template(Notice.TOURNAMENT_WITHDRAWN, name=record.name, code=record.code)
     log.info("tournament %s: %s withdrew", record.code, talk.sender.address)

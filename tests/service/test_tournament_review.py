@@ -137,9 +137,9 @@ def test_strangers_wrong_codes_and_players_who_are_out_cannot_change_a_tournamen
     assert (tournament(office).bracket, [(m.id, m.status) for m in matches(office)]) == before
 
 
-@pytest.mark.xfail(strict=True, reason="review22: a player already knocked out can still 'withdraw'; the bracket "
-                                       "then marks the loser '(withdrawn)' and they are told a match was lost")
 def test_a_player_already_knocked_out_cannot_withdraw(office):
+    """A loser who then writes ``withdraw`` was told a match of theirs was lost and was shown as
+    "(withdrawn)" in every later bracket; now they hear they are out already, and nothing changes."""
     players = people(office, 4)
     by_address = {player.address: player for player in players}
     (answer,) = players[0].write_confirmed("tournament new Cup knockout 4 match 1")
@@ -152,8 +152,22 @@ def test_a_player_already_knocked_out_cannot_withdraw(office):
     loser = by_address[table.players[1].address]
     before = tournament(office).bracket
     (answer,) = loser.write_confirmed(f"tournament withdraw {code}")
-    assert "You withdrew" not in prose_of(answer)
+    assert f"You are out of the tournament Cup ({code}) already: you lost a match" in prose_of(answer)
+    loser.write_confirmed("sprache de")
+    (answer,) = loser.write_confirmed(f"turnier zurückziehen {code}", yes="ja")
+    assert f"Sie sind aus dem Turnier Cup ({code}) schon ausgeschieden" in prose_of(answer)
     assert tournament(office).bracket == before
+
+
+def test_knocked_out_is_whoever_lost_a_decided_match():
+    from pbem.rules.brackets import knocked_out, new_bracket, record_result, withdraw
+
+    bracket = new_bracket([1, 2, 3, 4, 5])  # eight lines: 1, 2 and 3 have byes
+    assert not any(knocked_out(bracket, player) for player in range(1, 6))
+    bracket = record_result(bracket, 0, 1, 4)
+    assert knocked_out(bracket, 5) and not knocked_out(bracket, 4)
+    bracket = withdraw(bracket, 2)
+    assert knocked_out(bracket, 2) and not knocked_out(bracket, 3)
 
 
 def test_tournament_pairings_are_no_invitations_in_the_daily_limits(office):
