@@ -199,3 +199,30 @@ def test_an_address_gets_at_most_three_invitations_a_day_of_either_kind(office):
     sent = dora.write_confirmed(f"tournament invite {code_in(answer)} erik@example.org")
     assert [recipient(mail) for mail in sent] == [dora.address]
     assert "has already been invited 3 times in the last 24 hours" in prose_of(sent[0])
+
+
+# -- ladders ---------------------------------------------------------------------------------
+
+
+def test_ladder_challenges_of_oneself_downwards_or_by_a_capitalised_address(office):
+    from test_ladders import standing
+
+    anna, ben, carla, dora = people(office, 4)
+    anna.write_confirmed("ladder new club match 1 reach 2")
+    for player in (ben, carla, dora):
+        player.write_confirmed("ladder join club")
+    for line, reason in [("ladder challenge club 3", "place 3 is not one of them"),
+                         ("ladder challenge club carla@example.org", "place 3 is not one of them"),
+                         ("ladder challenge club 4", "place 4 is not one of them"),
+                         ("ladder challenge club #1", "may challenge only the 2 places above you (places 2 to 3)"),
+                         ("ladder challenge club 0", '("0" is neither)'),
+                         ("leiter fordern club -1", '("-1" is neither)')]:
+        player = dora if "#1" in line else carla
+        (answer,) = player.write(line) if line.endswith(("0", "-1")) else player.write_confirmed(line)
+        assert reason in prose_of(answer), (line, prose_of(answer))
+        with Session(office.engine) as session:
+            assert session.exec(select(MatchRecord)).all() == [], line
+    sent = dora.write_confirmed("ladder challenge club Ben@Example.ORG")
+    assert any(recipient(mail) == ben.address and "This is a challenge on the ladder club" in prose_of(mail)
+               for mail in sent), [prose_of(mail) for mail in sent]
+    assert standing(office) == ["anna", "ben", "carla", "dora"]
