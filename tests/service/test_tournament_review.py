@@ -226,3 +226,63 @@ def test_ladder_challenges_of_oneself_downwards_or_by_a_capitalised_address(offi
     assert any(recipient(mail) == ben.address and "This is a challenge on the ladder club" in prose_of(mail)
                for mail in sent), [prose_of(mail) for mail in sent]
     assert standing(office) == ["anna", "ben", "carla", "dora"]
+
+
+# -- watchers and pages --------------------------------------------------------------------------
+
+
+def test_a_tournament_player_watching_anothers_match_learns_no_secret_and_cannot_act(config):
+    """Carla, in the same tournament, watches Anna – Ben: her watch mails, her own tournament page
+    and the public pages hold no token, page token or address of theirs, and what she writes in
+    reply to a watch mail changes nothing of their match."""
+    from post_office import token_of
+    from test_web_board import client_of, web_config
+
+    from pbem.store.game_records import Player as PlayerRow, Seat
+
+    office = PostOffice(web_config(config), LoadedDice(seed=5))
+    anna, ben, carla, dora = players = people(office, 4)
+    (answer,) = anna.write_confirmed("tournament new Open knockout 4 match 3")
+    code = code_in(answer)
+    for player in (ben, carla, dora):
+        player.write_confirmed(f"tournament join {code}")
+    set_ratings(office, {"anna@example.org": 1700, "carla@example.org": 1650, "dora@example.org": 1600,
+                         "ben@example.org": 1500})
+    # The field was full at Dora's join, so the seeds are by join order (all 1500 then): Anna–Dora, Ben–Carla.
+    match = next(m for m in matches(office) if {p.address for p in office.table(m.id).players} == {anna.address, dora.address})
+    table = office.table(match.id)
+    for seat, player in enumerate(table.players):
+        person = {p.address: p for p in players}[player.address]
+        person.reply("watchers on", to=person.last_of(table.token(seat)))
+    watch_code = re.search(r"watch ([a-z2-7]{10})", text_of(dora.last) + text_of(anna.last)).group(1)
+    (answer,) = carla.write_confirmed(f"watch {watch_code}")
+    assert "You now watch" in prose_of(answer), prose_of(answer)
+    for _ in range(4):
+        table = office.table(match.id)
+        seat = table.game.to_act
+        person = {p.address: p for p in players}[table.players[seat].address]
+        mail = person.last_of(table.token(seat))
+        person.reply(person.next_command(seat, mail), to=mail)
+    watched = [mail for mail in carla.inbox if "Watching" in str(mail["Subject"])]
+    assert watched
+    before = office.snapshot()
+    for line in ("$quit", "double", "accept", "watchers off", "take"):
+        carla.reply(line, to=watched[-1])
+    assert office.snapshot()[0][[m.id for m in office.matches()].index(match.id)] == before[0][
+        [m.id for m in office.matches()].index(match.id)]
+    with Session(office.engine) as session:
+        seats = session.exec(select(Seat).where(Seat.match_id == match.id)).all()
+        rows = session.exec(select(PlayerRow).where(PlayerRow.address.in_([anna.address, dora.address]))).all()
+        carla_page = session.exec(select(PlayerRow).where(PlayerRow.address == carla.address)).one().page_token
+    secrets = {seat.token for seat in seats} | {row.page_token for row in rows if row.page_token}
+    client = client_of(office)
+    pages = [client.get(f"/w/{watch_code}").text, client.get(f"/t/{code}").text,
+             client.get(f"/t/{code}/{carla_page}").text]
+    texts = [str(mail) for mail in watched] + pages
+    for text in texts:
+        assert not secrets & set(re.findall(r"[a-z2-7]{26}", text)), text[:300]
+        assert anna.address not in text and dora.address not in text
+    assert all(token_of(mail) is None for mail in watched)
+    assert pages[2].count("/g/") == 1  # Carla's own match only
+    others = [mail for player in (ben,) for mail in player.inbox]
+    assert not any(watch_code in str(mail) for mail in others), "Ben, outside that match, never sees its watch code"
