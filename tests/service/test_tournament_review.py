@@ -50,8 +50,7 @@ def test_an_eight_player_knockout_with_byes_a_withdrawal_and_a_loss_on_time(offi
 
     # Carla plays a move, then withdraws: Fritz wins, and meets Ben at once (round 2 waits for nobody).
     table = office.table(first[1].id)
-    seat = table.seat_of_address(carla.address) if hasattr(table, "seat_of_address") else \
-        [p.address for p in table.players].index(carla.address)
+    seat = [p.address for p in table.players].index(carla.address)
     mail = carla.last_of(table.token(seat))
     carla.reply(carla.next_command(seat, mail), to=mail)
     sent = carla.write_confirmed(f"tournament withdraw {code}")
@@ -265,9 +264,7 @@ def test_a_tournament_player_watching_anothers_match_learns_no_secret_and_cannot
     code = code_in(answer)
     for player in (ben, carla, dora):
         player.write_confirmed(f"tournament join {code}")
-    set_ratings(office, {"anna@example.org": 1700, "carla@example.org": 1650, "dora@example.org": 1600,
-                         "ben@example.org": 1500})
-    # The field was full at Dora's join, so the seeds are by join order (all 1500 then): Anna–Dora, Ben–Carla.
+    # The field is full at Dora's join; equal ratings, so seeded by who joined first: Anna–Dora, Ben–Carla.
     match = next(m for m in matches(office) if {p.address for p in office.table(m.id).players} == {anna.address, dora.address})
     table = office.table(match.id)
     for seat, player in enumerate(table.players):
@@ -287,8 +284,7 @@ def test_a_tournament_player_watching_anothers_match_learns_no_secret_and_cannot
     before = office.snapshot()
     for line in ("$quit", "double", "accept", "watchers off", "take"):
         carla.reply(line, to=watched[-1])
-    assert office.snapshot()[0][[m.id for m in office.matches()].index(match.id)] == before[0][
-        [m.id for m in office.matches()].index(match.id)]
+    assert office.snapshot() == before
     with Session(office.engine) as session:
         seats = session.exec(select(Seat).where(Seat.match_id == match.id)).all()
         rows = session.exec(select(PlayerRow).where(PlayerRow.address.in_([anna.address, dora.address]))).all()
@@ -325,3 +321,20 @@ def test_players_joining_by_mail_are_no_invitations_of_the_organiser_or_to_them(
     (answer,) = carla.write_confirmed("tournament new Four knockout 4 match 1")
     sent = carla.write_confirmed(f"tournament invite {code_in(answer)} fan0@example.org")
     assert any(recipient(mail) == "fan0@example.org" for mail in sent), [prose_of(mail) for mail in sent]
+
+
+def test_a_withdrawal_that_ends_a_round_is_shown_in_the_round_mail(office):
+    players = people(office, 4)
+    by_address = {player.address: player for player in players}
+    (answer,) = players[0].write_confirmed("tournament new Cup knockout 4 match 3")
+    code = code_in(answer)
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code}")
+    first, second = matches(office)
+    finish(office, by_address, first, office.table(first.id).players[0].address)
+    quitter = by_address[office.table(second.id).players[1].address]
+    sent = quitter.write_confirmed(f"tournament withdraw {code}")
+    told = [mail for mail in sent if "the semi-finals are over" in prose_of(mail)]
+    assert told and all(f"{quitter.name} (withdrawn)" in text_of(mail) for mail in told), \
+        [text_of(mail) for mail in told]
+    assert tournament(office).bracket["withdrawn"]
