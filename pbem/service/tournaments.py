@@ -39,7 +39,7 @@ from pbem.service.play import advance, start_game
 from pbem.service.tables import Table
 from pbem.store.game_records import (AccountConfirmation, MatchRecord, MatchStatus, Player, TournamentEntry,
                                      TournamentRecord, TournamentStatus)
-from pbem.mail.reading import new_token
+from pbem.mail.reading import new_token, reply_address
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,8 @@ def invite(talk: Conversation, command: commands.TournamentInvite) -> None:
                                              commands=[f"tournament join {record.code}"], invited_by=talk.sender.id))
         talk.session.flush()  # the same address again in the line counts it
         talk.tell(invitee, Notice.TOURNAMENT_INVITATION, reply_token=token, organiser=talk.sender.display_name,
-                  name=record.name, code=record.code, size=record.size, length=record.match_length)
+                  name=record.name, code=record.code, size=record.size, length=record.match_length,
+                  join_link=f"mailto:{reply_address(talk.config.service.address, token)}?subject=yes")
         invited.append(address)
     if invited:
         _say(talk, Notice.TOURNAMENT_INVITED, record, addresses=invited)

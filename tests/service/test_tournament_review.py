@@ -338,3 +338,18 @@ def test_a_withdrawal_that_ends_a_round_is_shown_in_the_round_mail(office):
     assert told and all(f"{quitter.name} (withdrawn)" in text_of(mail) for mail in told), \
         [text_of(mail) for mail in told]
     assert tournament(office).bracket["withdrawn"]
+
+
+def test_a_tournament_invitation_has_a_mailto_link_that_joins(office):
+    """The issue asks for "an invitation with a mailto link to join", as a game invitation has one."""
+    anna, ben, zed = people(office, 2) + [Player(office, "zed@example.org", "Zed")]
+    (answer,) = anna.write_confirmed("tournament new Cup knockout 4 match 1")
+    code = code_in(answer)
+    anna.write_confirmed(f"tournament invite {code} zed@example.org")
+    link = re.search(r"mailto:(backgammon\+[a-z2-7]{26}@localhost)\?subject=yes", text_of(zed.last))
+    assert link, text_of(zed.last)
+    (joined,) = zed.write("", subject="yes", to=link.group(1))
+    assert "You joined the tournament Cup" in prose_of(joined), prose_of(joined)
+    ben.write_confirmed("sprache de")
+    anna.write_confirmed(f"tournament invite {code} ben@example.org")
+    assert "Oder klicken Sie auf diesen Link" in prose_of(ben.last) and "?subject=yes" in text_of(ben.last)
