@@ -353,3 +353,23 @@ def test_a_tournament_invitation_has_a_mailto_link_that_joins(office):
     ben.write_confirmed("sprache de")
     anna.write_confirmed(f"tournament invite {code} ben@example.org")
     assert "Oder klicken Sie auf diesen Link" in prose_of(ben.last) and "?subject=yes" in text_of(ben.last)
+
+
+def test_the_own_tournament_page_finds_its_style_sheet(config):
+    """``/t/CODE/TOKEN`` is one level deeper than ``/t/CODE``: its ``../static/board.css`` was
+    ``/t/static/board.css``, a 404, so a player's own page of the bracket came without style."""
+    from urllib.parse import urljoin
+
+    from test_web_board import client_of, web_config
+
+    office = PostOffice(web_config(config), LoadedDice(seed=5))
+    anna, ben, carla, dora = people(office, 4)
+    (answer,) = anna.write_confirmed("tournament new Open knockout 4 match 3")
+    code = code_in(answer)
+    for player in (ben, carla, dora):
+        player.write_confirmed(f"tournament join {code}")
+    own = re.search(r"http://[^/\s]+(/t/[a-z2-7]{6}/[a-z2-7]{26})", text_of(answer)).group(1)
+    client = client_of(office)
+    for page in (own, f"/t/{code}"):
+        sheet = re.search(r'<link rel="stylesheet" href="([^"]+)"', client.get(page).text).group(1)
+        assert client.get(urljoin(page, sheet)).status_code == 200, (page, sheet)
