@@ -373,3 +373,24 @@ def test_the_own_tournament_page_finds_its_style_sheet(config):
     for page in (own, f"/t/{code}"):
         sheet = re.search(r'<link rel="stylesheet" href="([^"]+)"', client.get(page).text).group(1)
         assert client.get(urljoin(page, sheet)).status_code == 200, (page, sheet)
+
+
+def test_tournament_invitations_do_not_use_up_the_invitees_own_confirmations(office):
+    """A tournament invitation is held as a confirmation of the invitee's: three of them, even from
+    one organiser in one line, used up the three unanswered confirmations an address may get a day,
+    so the invitee's own next command in a new mail was dropped without an answer."""
+    anna, ben, carla = people(office, 3)
+    erik = Player(office, "erik@example.org", "Erik")
+    (answer,) = anna.write_confirmed("tournament new Cup knockout 4 match 1")
+    sent = anna.write_confirmed(f"tournament invite {code_in(answer)} erik@example.org erik@example.org "
+                                "erik@example.org")
+    assert sum(recipient(mail) == erik.address for mail in sent) == 1, "one invitation to an address a line"
+    for organiser in (ben, carla):
+        (answer,) = organiser.write_confirmed("tournament new Cup knockout 4 match 1")
+        organiser.write_confirmed(f"tournament invite {code_in(answer)} erik@example.org")
+    assert sum("invites you to the knockout tournament" in prose_of(mail) for mail in erik.inbox) == 3
+    (question,) = erik.write("invite friend@example.org")  # was dropped unanswered: 3 "unanswered" already
+    sent = erik.reply("yes", to=question)
+    assert any(recipient(mail) == "friend@example.org" for mail in sent)
+    (joined,) = erik.write_confirmed(f"tournament join {code_in(answer)}")  # the same line as an invitation held
+    assert "You joined the tournament Cup" in prose_of(joined)
