@@ -394,3 +394,26 @@ def test_tournament_invitations_do_not_use_up_the_invitees_own_confirmations(off
     assert any(recipient(mail) == "friend@example.org" for mail in sent)
     (joined,) = erik.write_confirmed(f"tournament join {code_in(answer)}")  # the same line as an invitation held
     assert "You joined the tournament Cup" in prose_of(joined)
+
+
+def test_mails_about_a_finished_tournament_match_start_nothing_again(office):
+    players = people(office, 4)
+    by_address = {player.address: player for player in players}
+    (answer,) = players[0].write_confirmed("tournament new Cup knockout 4 match 1")
+    code = code_in(answer)
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code}")
+    first, second = matches(office)
+    finish(office, by_address, first, office.table(first.id).players[0].address)
+    finish(office, by_address, second, office.table(second.id).players[0].address)
+    assert len(matches(office)) == 3
+    before = tournament(office).bracket, tournament(office).rounds_told
+    for match in (first, second):
+        table = office.table(match.id)
+        for seat, seated in enumerate(table.players):
+            player = by_address[seated.address]
+            last = player.last_of(table.token(seat))
+            player.reply("board\n$quit\nrematch", to=last)
+            player.post(player.outbox[-1])  # the same mail again
+    assert [(m.tournament_round, m.tournament_index) for m in matches(office)] == [(0, 0), (0, 1), (1, 0)]
+    assert (tournament(office).bracket, tournament(office).rounds_told) == before
