@@ -417,3 +417,20 @@ def test_mails_about_a_finished_tournament_match_start_nothing_again(office):
             player.post(player.outbox[-1])  # the same mail again
     assert [(m.tournament_round, m.tournament_index) for m in matches(office)] == [(0, 0), (0, 1), (1, 0)]
     assert (tournament(office).bracket, tournament(office).rounds_told) == before
+
+
+@pytest.mark.xfail(strict=True, reason="review22 (for the lead to decide): a ladder challenge's days to answer run "
+                                       "on during the defender's vacation, which holds every other clock of theirs")
+def test_a_ladder_challenge_waits_for_the_defenders_vacation(office):
+    from test_ladders import standing
+
+    from pbem.service.ladder_job import expire_challenges
+
+    anna, ben, carla, dora = people(office, 4)
+    anna.write_confirmed("ladder new club match 1 reach 3 days 7")
+    for player in (ben, carla, dora):
+        player.write_confirmed("ladder join club")
+    ben.write_confirmed("vacation 14")
+    dora.write_confirmed("ladder challenge club 2")
+    expire_challenges(office.engine, office.config, utc_now() + timedelta(days=7, minutes=1))
+    assert standing(office) == ["anna", "ben", "carla", "dora"]
