@@ -434,3 +434,18 @@ def test_a_ladder_challenge_waits_for_the_defenders_vacation(office):
     dora.write_confirmed("ladder challenge club 2")
     expire_challenges(office.engine, office.config, utc_now() + timedelta(days=7, minutes=1))
     assert standing(office) == ["anna", "ben", "carla", "dora"]
+
+
+def test_a_ladder_challenge_by_place_never_shows_the_challenger_the_defenders_address(office):
+    from post_office import play_to_end
+
+    anna, ben, carla, dora = people(office, 4)
+    anna.write_confirmed("ladder new club match 1 reach 3 days 7")
+    for player in (ben, carla, dora):
+        player.write_confirmed("ladder join club")
+    dora.write_confirmed("leiter fordern club 1")
+    anna.reply("accept", to=anna.last)
+    play_to_end(office, (dora, anna), office.table().id)
+    assert len(dora.inbox) > 5
+    for mail in dora.inbox:
+        assert anna.address not in str(mail) and "anna@" not in text_of(mail), text_of(mail)
