@@ -83,6 +83,7 @@ class Notice(StrEnum):
     TOURNAMENT_INVITATION = "tournament_invitation"
     TOURNAMENT_INVITED = "tournament_invited"
     TOURNAMENT_PAGE = "tournament_page"
+    TOURNAMENT_OUT_ALREADY = "tournament_out_already"
     LADDER_LIST = "ladder_list"
     LADDER_STANDING = "ladder_standing"
     LADDER_JOINED = "ladder_joined"

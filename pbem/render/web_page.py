@@ -50,15 +50,18 @@ def render_unsubscribe_page(page: UnsubscribeView) -> str:
     return render("unsubscribe.html", page.language, service=page.service, done=page.done)
 
 
-def render_tournament_page(page: TournamentPageView) -> str:
-    """A tournament's page: the bracket as SVG (``templates/<language>/tournament.html``)."""
+def render_tournament_page(page: TournamentPageView, own_copy: bool = False) -> str:
+    """A tournament's page: the bracket as SVG (``templates/<language>/tournament.html``).
+    ``own_copy``: served as ``/t/<code>/<page token>``, one level deeper than ``/t/<code>``, so
+    the style sheet (linked relatively, for a proxy's path prefix) is two levels up."""
     german = page.language == "de"
     total = len(page.rounds)
     names = [("Finale" if german else "Final") if number == total else
              ("Halbfinale" if german else "Semi-finals") if number == total - 1 else
              f"{'Runde' if german else 'Round'} {number}" for number in range(1, total + 1)]
     svg = render_bracket_svg(page.rounds, names, "Freilos" if german else "bye") if page.rounds else None
-    return render("tournament.html", page.language, page=page, svg=svg)
+    return render("tournament.html", page.language, page=page, svg=svg,
+                  static="../../static" if own_copy else "../static")
 
 
 def render_watch_page(view: WatchView) -> str:

@@ -142,6 +142,13 @@ def champion(bracket: Bracket) -> int | None:
     return bracket.winners[-1][0]
 
 
+def knocked_out(bracket: Bracket, player: int) -> bool:
+    """Whether ``player`` has lost a match of the bracket (on the board, on time or by walkover):
+    they are out, and a withdrawal has nothing left to give up."""
+    return any(winner is not None and winner != player and player in bracket.players(round, index)
+               for round, row in enumerate(bracket.winners) for index, winner in enumerate(row))
+
+
 def round_over(bracket: Bracket, round: int) -> bool:
     return all(winner is not None for winner in bracket.winners[round])
 

@@ -132,10 +132,11 @@ class Conversation:
     letter that would only repeat it is left out, as with ``copies off``."""
     automatic: bool = False
     """Events recorded now are done by the service (:func:`pbem.service.play.advance`)."""
-    bulletins: dict[int, tuple[Player, list[str], str | None]] = field(default_factory=dict)
+    bulletins: dict[int, tuple[Player, list[str], str | None, str | None]] = field(default_factory=dict)
     """Texts for players other than the sender, about no one match (a tournament's round), by
-    player id, with the confirmation token of the letter's Reply-To if it asks for a ``yes``:
-    each gets a letter of their own, in their own language."""
+    player id, with the confirmation token of the letter's Reply-To if it asks for a ``yes``,
+    and the letter's subject (of its first text that has one): each gets a letter of their own,
+    in their own language."""
 
     # -- recording ------------------------------------------------------------------------
 
@@ -175,7 +176,13 @@ class Conversation:
         module = _module("notices.txt", self.language(player), self.context_of(player))
         text = str(getattr(module, macro)(**context)).strip()
         assert player.id is not None
-        _, texts, token = self.bulletins.setdefault(player.id, (player, [], reply_token))
+        # Nobody asked for this letter: a text with a subject_… macro of its own names it, as
+        # "Your mail to …" (the answer's subject) would mislead.
+        subject_macro = getattr(module, f"subject_{macro}", None)
+        subject = None if subject_macro is None else str(subject_macro(**context)).strip()
+        held, texts, token, subject_held = self.bulletins.setdefault(player.id, (player, [], reply_token, subject))
+        if subject_held is None and subject is not None:
+            self.bulletins[player.id] = (held, texts, token, subject)
         texts.append(text)
 
     def error(self, code: str, details: dict[str, Any] | str, table: Table | None = None, seat: int = 0) -> None:
@@ -251,16 +258,16 @@ class Conversation:
         if general or (self.answer_needed
                        and not (copy_left_out or any(player.id == self.sender.id for player, _, _ in result))):
             result.append((self.sender, None, self._general_letter(general)))
-        for player, texts, token in self.bulletins.values():
+        for player, texts, token, subject in self.bulletins.values():
             if not is_assistant(player):
-                result.append((player, None, self._bulletin(player, texts, token)))
+                result.append((player, None, self._bulletin(player, texts, token, subject)))
         return result
 
-    def _bulletin(self, player: Player, texts: list[str], token: str | None) -> Letter:
+    def _bulletin(self, player: Player, texts: list[str], token: str | None, subject: str | None) -> Letter:
         """A letter to someone other than the sender, about no match: a thread of its own."""
         language = self.language(player)
         context = self.context_of(player)
-        subject = str(_module("notices.txt", language, context).subject_general()).strip()
+        subject = subject or str(_module("notices.txt", language, context).subject_general()).strip()
         return Letter(to_address=player.address, to_name=player.name, subject=subject,
                       text=render("notice.txt", language, texts=texts, **context),
                       html=render("notice.html", language, texts=texts, subject=subject, **context),

@@ -311,7 +311,9 @@ def _ask_for_confirmation(talk: Conversation, lines: list[str]) -> None:
     recent = session.exec(select(AccountConfirmation).where(
         AccountConfirmation.player_id == talk.sender.id,
         col(AccountConfirmation.created_at) > talk.now - timedelta(days=1))).all()
-    unanswered = [held for held in recent if held.confirmed_at is None]
+    # An organiser's tournament invitation is held for the address too, but it is no request of
+    # the address's own: it counts in the invitation limits, not here.
+    unanswered = [held for held in recent if held.confirmed_at is None and held.invited_by is None]
     open_same = any(held.commands == lines for held in unanswered)
     limit = talk.config.limits.confirmations_per_day
     if open_same or (limit and len(unanswered) >= limit):

@@ -28,7 +28,7 @@ from pbem.service.conversation import Conversation
 from pbem.service.play import advance, start_game
 from pbem.service.tables import Table
 from pbem.store.db import utc_now
-from pbem.store.game_records import Ladder, MatchRecord, MatchStatus, Player, Seat
+from pbem.store.game_records import AccountConfirmation, Ladder, MatchRecord, MatchStatus, Player, Seat
 
 
 def player_for(session: Session, address: str) -> Player:
@@ -143,12 +143,12 @@ def _invitee(talk: Conversation, address: str, options: commands.GameOptions,
         talk.say_template(Notice.INVITEE_NOT_A_PERSON, address=address[:80])
         return None
     limit = talk.config.limits.invitations_per_day
-    if limit and _matches_opened_in_a_day(talk, 0, talk.sender) >= limit:
+    if limit and invitations_sent_in_a_day(talk, talk.sender) >= limit:
         talk.say_template(Notice.INVITATION_LIMIT, limit=limit, address=shown or address)
         return None
     invitee = player_for(talk.session, address)
     received = talk.config.limits.invitations_received_per_day
-    if received and _matches_opened_in_a_day(talk, 1, invitee) >= received:
+    if received and invitations_received_in_a_day(talk, invitee) >= received:
         talk.say_template(Notice.INVITEE_LIMIT, limit=received, address=shown or address)
         return None
     if invitee.refuses_invitations:
@@ -179,10 +179,31 @@ def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
     accept(talk, table, 1)
 
 
+def invitations_sent_in_a_day(talk: Conversation, player: Player) -> int:
+    """Invitations of every kind ``player`` sent in the 24 hours before this mail: to games,
+    rematches, ladder challenges and tournaments; ``[limits] invitations_per_day`` holds for all."""
+    return _matches_opened_in_a_day(talk, 0, player) + _tournament_invitations(talk, AccountConfirmation.invited_by, player)
+
+
+def invitations_received_in_a_day(talk: Conversation, player: Player) -> int:
+    """Invitations of every kind ``player`` received in the 24 hours before this mail, from all
+    senders together (``[limits] invitations_received_per_day``)."""
+    return _matches_opened_in_a_day(talk, 1, player) + _tournament_invitations(talk, AccountConfirmation.player_id, player)
+
+
+def _tournament_invitations(talk: Conversation, column: Any, player: Player) -> int:
+    """Organisers' tournament invitations (held ``tournament join`` lines with an ``invited_by``)
+    in 24 hours whose ``column`` (the organiser, or the one invited) is ``player``."""
+    return len(talk.session.exec(select(AccountConfirmation.token).where(
+        column == player.id, col(AccountConfirmation.invited_by).is_not(None),
+        col(AccountConfirmation.created_at) > talk.now - timedelta(days=1))).all())
+
+
 def _matches_opened_in_a_day(talk: Conversation, seat: int, player: Player) -> int:
     """Invitations and rematches to people (not the Assistant) in the 24 hours before this mail
     in which ``player`` holds ``seat`` (0: sent, 1: received): the rate limits that keep the
-    service from mailing strangers in bulk, whoever forges the senders."""
+    service from mailing strangers in bulk, whoever forges the senders.  A tournament's pairings
+    are no invitations (joining was the consent) and do not count."""
     since = talk.now - timedelta(days=1)
     holder, invited = aliased(Seat), aliased(Seat)
     query = (select(MatchRecord.id)
@@ -190,7 +211,7 @@ def _matches_opened_in_a_day(talk: Conversation, seat: int, player: Player) -> i
              .join(invited, and_(col(invited.match_id) == MatchRecord.id, col(invited.number) == 1))
              .join(Player, col(Player.id) == invited.player_id)
              .where(holder.player_id == player.id, MatchRecord.created_at > since,
-                    Player.address != assistant.ADDRESS))
+                    Player.address != assistant.ADDRESS, col(MatchRecord.tournament_id).is_(None)))
     return len(talk.session.exec(query).all())
 
 

@@ -39,7 +39,7 @@ from pbem.service.play import advance, start_game
 from pbem.service.tables import Table
 from pbem.store.game_records import (AccountConfirmation, MatchRecord, MatchStatus, Player, TournamentEntry,
                                      TournamentRecord, TournamentStatus)
-from pbem.mail.reading import new_token
+from pbem.mail.reading import new_token, reply_address
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ def invite(talk: Conversation, command: commands.TournamentInvite) -> None:
         _say(talk, Notice.TOURNAMENT_NOT_OPEN, record)
         return
     invited: list[str] = []
-    limit, sent = talk.config.limits.invitations_per_day, _invitations_sent(talk)
+    limit, sent = talk.config.limits.invitations_per_day, invitations.invitations_sent_in_a_day(talk, talk.sender)
     for address in command.addresses:
         if limit and sent + len(invited) >= limit:
             talk.say_template(Notice.INVITATION_LIMIT, limit=limit, address=address)
@@ -140,9 +140,11 @@ def invite(talk: Conversation, command: commands.TournamentInvite) -> None:
         assert invitee.id is not None
         token = new_token()
         talk.session.add(AccountConfirmation(token=token, player_id=invitee.id, created_at=talk.now,
-                                             commands=[f"tournament join {record.code}"]))
+                                             commands=[f"tournament join {record.code}"], invited_by=talk.sender.id))
+        talk.session.flush()  # the same address again in the line counts it
         talk.tell(invitee, Notice.TOURNAMENT_INVITATION, reply_token=token, organiser=talk.sender.display_name,
-                  name=record.name, code=record.code, size=record.size, length=record.match_length)
+                  name=record.name, code=record.code, size=record.size, length=record.match_length,
+                  join_link=f"mailto:{reply_address(talk.config.service.address, token)}?subject=yes")
         invited.append(address)
     if invited:
         _say(talk, Notice.TOURNAMENT_INVITED, record, addresses=invited)
@@ -162,7 +164,7 @@ def _invitee(talk: Conversation, address: str) -> Player | None:
         return None
     invitee = invitations.player_for(talk.session, address)
     limit = config.limits.invitations_received_per_day
-    if limit and _invitations_received(talk, invitee) >= limit:
+    if limit and invitations.invitations_received_in_a_day(talk, invitee) >= limit:
         talk.say_template(Notice.INVITEE_LIMIT, limit=limit, address=address)
         return None
     if invitee.refuses_invitations:
@@ -172,25 +174,6 @@ def _invitee(talk: Conversation, address: str) -> Player | None:
         talk.say_template(Notice.INVITEE_UNDELIVERABLE, address=address)
         return None
     return invitee
-
-
-def _invitations_sent(talk: Conversation) -> int:
-    """Tournament invitations the sender sent in 24 hours (to their own tournaments), which count
-    against ``[limits] invitations_per_day`` as game invitations do."""
-    codes = set(talk.session.exec(select(TournamentRecord.code)
-                                  .where(TournamentRecord.organiser_id == talk.sender.id)).all())
-    held = talk.session.exec(select(AccountConfirmation.commands).where(
-        col(AccountConfirmation.created_at) > talk.now - timedelta(days=1))).all()
-    return sum(1 for lines in held for line in lines
-               if line.startswith("tournament join ") and line.removeprefix("tournament join ") in codes)
-
-
-def _invitations_received(talk: Conversation, invitee: Player) -> int:
-    """Tournament invitations (held ``tournament join`` lines) sent to ``invitee`` in 24 hours."""
-    held = talk.session.exec(select(AccountConfirmation.commands).where(
-        AccountConfirmation.player_id == invitee.id,
-        col(AccountConfirmation.created_at) > talk.now - timedelta(days=1))).all()
-    return sum(1 for lines in held if any(line.startswith("tournament join ") for line in lines))
 
 
 def match_finished(talk: Conversation, table: Table) -> None:
@@ -270,6 +253,9 @@ def _withdraw(talk: Conversation, record: TournamentRecord) -> None:
     bracket = Bracket.from_dict(record.bracket)
     if talk.sender.id in bracket.withdrawn or talk.sender.id not in bracket.entrants:
         talk.say_template(Notice.TOURNAMENT_NOT_IN, name=record.name, code=record.code)
+        return
+    if brackets.knocked_out(bracket, talk.sender.id):
+        talk.say_template(Notice.TOURNAMENT_OUT_ALREADY, name=record.name, code=record.code)
         return
     bracket = brackets.withdraw(bracket, talk.sender.id)
     talk.say_template(Notice.TOURNAMENT_WITHDRAWN, name=record.name, code=record.code)

@@ -201,6 +201,9 @@ class AccountConfirmation(SQLModel, table=True):
     """The command lines as written, read again when confirmed."""
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     confirmed_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    invited_by: int | None = Field(default=None, foreign_key="players.id")
+    """The organiser whose ``tournament invite`` holds these lines for the player (None: the
+    player's own mail asked for them): an invitation, counted in the daily limits."""
 
 
 class ReviewJob(SQLModel, table=True):

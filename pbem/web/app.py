@@ -152,7 +152,7 @@ class _Board:
         page = await asyncio.to_thread(self.service.tournament_page, code, token)
         if page is None:
             return await _not_found(request, LookupError())
-        return HTMLResponse(render_tournament_page(page))
+        return HTMLResponse(render_tournament_page(page, own_copy=token is not None))
     async def ladder_page(self, request: Request) -> Response:
         code = request.path_params["token"]
         if not self._plausible(code):
