@@ -12,6 +12,7 @@ import asyncio
 import logging
 from datetime import datetime, timedelta
 
+from sqlalchemy import and_
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm.exc import StaleDataError
@@ -25,7 +26,7 @@ from pbem.service.dice import SEEDED_DICE
 from pbem.service.inbox import send_letters
 from pbem.service.tables import Table, locked_match
 from pbem.store.db import make_engine, session_scope, utc_now
-from pbem.store.game_records import Ladder, MatchRecord, MatchStatus
+from pbem.store.game_records import Ladder, MatchRecord, MatchStatus, Player, Seat
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +34,18 @@ LADDER_JOB_INTERVAL = timedelta(minutes=10)
 
 
 def _due(session: Session, now: datetime) -> list[int]:
-    """The ids of the unanswered challenges whose answer time is over at ``now``."""
-    rows = session.exec(select(MatchRecord.id, MatchRecord.created_at, Ladder.answer_days)
+    """The ids of the unanswered challenges whose answer time is over at ``now``.  The time to
+    answer starts again when the one challenged comes back from a vacation, which holds every
+    clock of theirs (a challenge during a vacation waits for its end, as a move clock does)."""
+    rows = session.exec(select(MatchRecord.id, MatchRecord.created_at, Ladder.answer_days, Player.vacation_until)
                         .join(Ladder, col(Ladder.id) == col(MatchRecord.ladder_id))
+                        .join(Seat, and_(col(Seat.match_id) == MatchRecord.id, col(Seat.number) == 1))
+                        .join(Player, col(Player.id) == Seat.player_id)
                         .where(MatchRecord.status == MatchStatus.INVITED.value)
                         .order_by(col(MatchRecord.id))).all()
-    return [match_id for match_id, created_at, days in rows
-            if match_id is not None and created_at + timedelta(days=days) <= now]
+    return [match_id for match_id, created_at, days, vacation_until in rows
+            if match_id is not None
+            and max(created_at, vacation_until or created_at) + timedelta(days=days) <= now]
 
 
 def expire_challenges(engine: Engine, config: Config, now: datetime) -> int:
