@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "service"))
 
-from post_office import Player, PostOffice, invite_and_accept, scratch_office, text_of  # noqa: E402
+from post_office import Player, PostOffice, invite_and_accept, play_turn, scratch_office, text_of  # noqa: E402
 
 from pbem.store.game_records import MatchStatus  # noqa: E402
 
@@ -72,13 +72,7 @@ def human_game(office: PostOffice, number: int, old_defaults: bool) -> Count:
         table = office.table(match_id)
         if table.status is MatchStatus.FINISHED:
             return _counted(list(players))
-        assert table.game is not None and table.game.to_act is not None
-        seat = table.game.to_act
-        last = players[seat].last_of(table.token(seat))
-        assert last is not None
-        command = players[seat].next_command(seat, last)
-        assert command, f"{players[seat].name} must act but was not told so:\n{text_of(last)}"
-        players[seat].reply(command, to=last)
+        play_turn(office, players, match_id)
     raise AssertionError("the game did not end")
 
 

@@ -127,7 +127,7 @@ def play(options: argparse.Namespace) -> None:
     """The child: whole single games by mail until ``--moves`` mails were applied."""
     sys.path.insert(0, str(ROOT / "tests"))
     sys.path.insert(0, str(ROOT / "tests" / "service"))
-    from post_office import Player, scratch_office, text_of  # noqa: PLC0415
+    from post_office import Player, play_turn, scratch_office  # noqa: PLC0415
 
     from sqlalchemy import event  # noqa: PLC0415
 
@@ -164,15 +164,7 @@ def play(options: argparse.Namespace) -> None:
             applied += 3
             match_id = office.table().id
             while applied < options.moves and office.table(match_id).status is MatchStatus.RUNNING:
-                table = office.table(match_id)
-                assert table.game is not None and table.game.to_act is not None
-                seat = table.game.to_act
-                player = (anna, ben)[seat]
-                last = player.last_of(table.token(seat))
-                assert last is not None
-                command = player.next_command(seat, last)
-                assert command, text_of(last)
-                player.reply(command, to=last)
+                play_turn(office, (anna, ben), match_id)
                 applied += 1
         used = resource.getrusage(resource.RUSAGE_SELF)
         cpu_ms = ((used.ru_utime - started.ru_utime) + (used.ru_stime - started.ru_stime)) * 1000

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "service"))
 
-from post_office import Player, PostOffice, scratch_office, text_of  # noqa: E402
+from post_office import Player, PostOffice, play_turn, scratch_office, text_of  # noqa: E402
 from sqlmodel import Session, col, select  # noqa: E402
 
 from pbem.rules.brackets import SIZES  # noqa: E402
@@ -44,15 +44,8 @@ def running_matches(office: PostOffice) -> list[int]:
 
 def play_one_turn(office: PostOffice, by_address: dict[str, Player], match_id: int) -> None:
     """The player to act in the match answers their last mail of it."""
-    table = office.table(match_id)
-    assert table.game is not None and table.game.to_act is not None
-    seat = table.game.to_act
-    player = by_address[table.players[seat].address]
-    last = player.last_of(table.token(seat))
-    assert last is not None, f"{player.name} got no mail of match {match_id}"
-    command = player.next_command(seat, last)
-    assert command, f"{player.name} must act but was not told so:\n{text_of(last)}"
-    player.reply(command, to=last)
+    seated = [by_address[player.address] for player in office.table(match_id).players]
+    play_turn(office, seated, match_id)
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from email.message import EmailMessage
 from email.utils import parseaddr
@@ -348,6 +348,20 @@ def check_identifiers(office: PostOffice, mail: EmailMessage, token: str) -> Non
     assert state.crawford == game.crawford
     assert state.double_offered == (game.phase.value == "double_offered")
     assert state.match_length == (game.rules.length if game.rules.format.value == "match" else 0)
+
+
+def play_turn(office: PostOffice, players: Sequence[Player], match_id: int | None = None) -> list[EmailMessage]:
+    """The player to act in the match (the newest if none is named) answers what their last mail
+    of it asks, as a simple player does (roll, take, the first legal move); the mails sent."""
+    table = office.table(match_id)
+    assert table.game is not None and table.game.to_act is not None
+    seat = table.game.to_act
+    player = players[seat]
+    last = player.last_of(table.token(seat))
+    assert last is not None, f"{player.name} got no mail of match {table.id}"
+    command = player.next_command(seat, last)
+    assert command, f"{player.name} must act but was not told so:\n{text_of(last)}"
+    return player.reply(command, to=last)
 
 
 def play_to_end(office: PostOffice, players: tuple[Player, Player], match_id: int, max_steps: int = 3000) -> int:

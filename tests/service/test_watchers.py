@@ -10,8 +10,8 @@ import re
 from email.message import EmailMessage
 
 import pytest
-from post_office import (LoadedDice, Player, PostOffice, invite_and_accept, is_confirmation, prose_of, recipient,
-                         text_of, token_of)
+from post_office import (LoadedDice, Player, PostOffice, invite_and_accept, is_confirmation, play_turn, prose_of,
+                         recipient, text_of, token_of)
 from sqlmodel import Session, select
 from test_web_board import client_of, form_of, web_config
 
@@ -68,15 +68,7 @@ def watching_carol(office: PostOffice, anna: Player, ben: Player, carol: Player)
 def play_on(office: PostOffice, anna: Player, ben: Player, turns: int) -> None:
     """The player to act answers what their last mail asks, ``turns`` times."""
     for _ in range(turns):
-        table = office.table()
-        assert table.game is not None and table.game.to_act is not None
-        seat = table.game.to_act
-        player = (anna, ben)[seat]
-        last = player.last_of(table.token(seat))
-        assert last is not None
-        command = player.next_command(seat, last)
-        assert command, text_of(last)
-        player.reply(command, to=last)
+        play_turn(office, (anna, ben))
 
 
 # -- the commands ---------------------------------------------------------------------------------
