@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 from sqlalchemy.engine import Engine
-from sqlalchemy import update
+from sqlalchemy import delete, update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
@@ -212,9 +212,9 @@ class MailPipeline:
 
     @staticmethod
     def _forget_attempt(session: Session, message_id: str) -> None:
-        attempt = session.get(InboundAttempt, message_id)
-        if attempt is not None:
-            session.delete(attempt)
+        """One DELETE, without reading the row first (a read would flush the whole mail's work
+        early and cost a statement more)."""
+        session.execute(delete(InboundAttempt).where(col(InboundAttempt.message_id) == message_id))
 
     def _record_failure(self, raw: bytes, message_id: str, error: Exception | str) -> InboxResult:
         reason = error if isinstance(error, str) else _describe(error)
