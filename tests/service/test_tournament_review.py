@@ -419,15 +419,22 @@ def test_mails_about_a_finished_tournament_match_start_nothing_again(office):
     assert (tournament(office).bracket, tournament(office).rounds_told) == before
 
 
+def club_ladder(office: PostOffice) -> list[Player]:
+    """Anna opens the ladder club (matches to 1, reach 3, 7 days to answer); Ben, Carla and Dora
+    join it, in that order below her."""
+    players = people(office, 4)
+    players[0].write_confirmed("ladder new club match 1 reach 3 days 7")
+    for player in players[1:]:
+        player.write_confirmed("ladder join club")
+    return players
+
+
 def test_a_ladder_challenge_waits_for_the_defenders_vacation(office):
     from test_ladders import standing
 
     from pbem.service.ladder_job import expire_challenges
 
-    anna, ben, carla, dora = people(office, 4)
-    anna.write_confirmed("ladder new club match 1 reach 3 days 7")
-    for player in (ben, carla, dora):
-        player.write_confirmed("ladder join club")
+    anna, ben, carla, dora = club_ladder(office)
     ben.write_confirmed("vacation 14")
     dora.write_confirmed("ladder challenge club 2")
     expire_challenges(office.engine, office.config, utc_now() + timedelta(days=7, minutes=1))
@@ -439,10 +446,7 @@ def test_a_ladder_challenge_waits_for_the_defenders_vacation(office):
 def test_a_ladder_challenge_by_place_never_shows_the_challenger_the_defenders_address(office):
     from post_office import play_to_end
 
-    anna, ben, carla, dora = people(office, 4)
-    anna.write_confirmed("ladder new club match 1 reach 3 days 7")
-    for player in (ben, carla, dora):
-        player.write_confirmed("ladder join club")
+    anna, ben, carla, dora = club_ladder(office)
     dora.write_confirmed("leiter fordern club 1")
     anna.reply("accept", to=anna.last)
     play_to_end(office, (dora, anna), office.table().id)
