@@ -89,6 +89,8 @@ SETTLE_POLL_SECONDS = 0.05
 CPU (rounds are timed by the SMTP server's clock, not by this poll)."""
 DAEMON_STOP_SECONDS = 30.0
 CORES = os.cpu_count() or 1
+PROFILE_RATE = 250
+"""py-spy's samples per second with --profile."""
 IDLE_NOTICE_SECONDS = 0.5
 """How long after a mail arrives Dovecot tells an IDLE session of it: every round waits this once."""
 
@@ -120,11 +122,12 @@ class Rounds:
 class CpuMeter:
     """CPU time from /proc (the kernel's count, not the daemon's own): of the whole machine
     (``machine``: every process, also those that ended meanwhile) and of the processes of
-    each kind: ``daemons`` (the `pbem serve` processes), ``postgresql``, ``dovecot``, and ``bench``
-    (this process: the players and the SMTP server)."""
+    each kind: ``daemons`` (the `pbem serve` processes themselves), ``reviews`` (their children:
+    the review job's worker process), ``postgresql``, ``dovecot``, and ``bench`` (this process:
+    the players and the SMTP server)."""
 
     TICK = os.sysconf("SC_CLK_TCK")
-    KINDS = ("daemons", "postgresql", "dovecot", "bench")
+    KINDS = ("daemons", "reviews", "postgresql", "dovecot", "bench")
 
     def __init__(self, daemons: list[int]) -> None:
         self.daemons = set(daemons)
@@ -143,7 +146,7 @@ class CpuMeter:
             except OSError:
                 continue
             name, fields = raw[raw.index("(") + 1:raw.rindex(")")], raw.rpartition(")")[2].split()
-            kind = self._kind(int(entry.name), name)
+            kind = self._kind(int(entry.name), name, int(fields[1]))
             if kind is not None:
                 counts[(int(entry.name), kind)] = (int(fields[11]) + int(fields[12])) / self.TICK
         return counts
@@ -158,9 +161,11 @@ class CpuMeter:
             spent[kind] += seconds - before.get(key, 0.0)
         return spent
 
-    def _kind(self, pid: int, name: str) -> str | None:
+    def _kind(self, pid: int, name: str, parent: int) -> str | None:
         if pid in self.daemons:
             return "daemons"
+        if parent in self.daemons:
+            return "reviews"
         if pid == os.getpid():
             return "bench"
         if name.startswith(("postgres", "postmaster")):
@@ -182,16 +187,97 @@ def main() -> None:
                         help="compute the reviews in a thread of the daemon's process, not in its worker process")
     parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite",
                         help="postgresql: one, then two `pbem serve` processes on a private PostgreSQL server")
+    parser.add_argument("--whole-games", type=int, default=10,
+                        help="single games played to the end by one `pbem serve` for the CPU per mail (default 10)")
+    parser.add_argument("--profile", action="store_true",
+                        help="sample the daemon with py-spy while it plays the whole games, and print where its CPU went")
     parser.add_argument("--small", action="store_true",
                         help="a quick run that only shows the bench works (CI): 2 games, 1 round, 2 moves timed, "
                         "no reviews")
     args = parser.parse_args()
     if args.small:
-        args.games, args.rounds, args.latency_moves, args.reviews = 2, 1, 2, 0
+        args.games, args.rounds, args.latency_moves, args.reviews, args.whole_games = 2, 1, 2, 0, 1
     if args.database == "postgresql":
         several_daemons(args.games, args.rounds)
+        server = PostgresServer()
+        server.start()
+        try:
+            whole_games(server.new_database(), args.whole_games, args.profile, args.small)
+        finally:
+            server.stop()
     else:
         one_daemon(args)
+        whole_games(None, args.whole_games, args.profile, args.small)
+
+
+def whole_games(database: str | None, games: int, profile: bool, small: bool = False) -> None:
+    """The CPU a mail costs `pbem serve` with default settings: whole single games by mail
+    (invitation, acceptance, every roll and move, the end with its review), as /proc counts the
+    daemon's own process, its review worker apart; after one game played first, so that what a
+    daemon does once (imports, templates, fonts) is not counted.  `small` (CI): two rounds of
+    moves only, without the game played first or the reviews."""
+    rounds = 2 if small else 10**6
+    with mail_servers() as (dovecot, smtp), scratch_dir() as scratch:
+        path = write_config(scratch, dovecot, smtp, database=database)
+        office = LivePostOffice(load_config(path), dovecot, smtp)
+        with serving(path, 1, scratch) as pids:
+            meter = CpuMeter(pids)
+            if not small:
+                play_rounds(office, start_games(office, 1, terms=""), rounds)
+                wait_for_reviews(office, 1)
+            with sampling(pids[0], scratch / "profile.txt" if profile else None):
+                before, mails_before = meter.read(), len(office.delivered_at)
+                play_rounds(office, start_games(office, games, terms="", first=1), rounds)
+                if not small:
+                    wait_for_reviews(office, games + 1)
+                spent = CpuMeter.spent(before, meter.read())
+            mails = len(office.delivered_at) - mails_before
+        kind = "PostgreSQL" if database else "SQLite (the default)"
+        daemon_ms = 1000 * spent["daemons"] / mails
+        print(f"whole games: {games} single games by mail on {kind}, {mails} player mails (invitations and "
+              f"acceptances included), one `pbem serve` with default settings:")
+        print(f"             the daemon's process {daemon_ms:.1f} ms CPU per mail applied (/proc; goal: at most 15), "
+              f"{1000 / daemon_ms:.0f} mails per CPU-second; its review worker {1000 * spent['reviews'] / games:.0f} ms "
+              f"CPU per game reviewed (plies of the defaults)")
+        print(f"             the others per mail: PostgreSQL {1000 * spent['postgresql'] / mails:.1f} ms, Dovecot "
+              f"{1000 * spent['dovecot'] / mails:.1f} ms, this process (SMTP server, players) "
+              f"{1000 * spent['bench'] / mails:.1f} ms")
+        if profile:
+            sys.path.insert(0, str(ROOT / "bench"))
+            from profile_bench import report  # noqa: PLC0415
+
+            if keep := os.environ.get("PBEM_KEEP_PROFILE"):
+                shutil.copy(scratch / "profile.txt", keep)
+            report((scratch / "profile.txt").read_text(encoding="utf-8"), mails, 1000 * spent["daemons"],
+                   argparse.Namespace(database="postgresql" if database else "sqlite", rate=PROFILE_RATE))
+
+
+@contextmanager
+def sampling(pid: int, output: Path | None) -> Iterator[None]:
+    """With `output`, py-spy samples process `pid` (every thread) into it while the block runs."""
+    if output is None:
+        yield
+        return
+    spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid), "--format", "raw",
+                            "--rate", str(PROFILE_RATE), "--threads", "--nonblocking", "--output", str(output)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(DAEMON_STOP_SECONDS)
+
+
+def wait_for_reviews(office: LivePostOffice, count: int, timeout: float = 600.0) -> None:
+    """Until `count` reviews were mailed (the review job works every few seconds); the review
+    mails are filed with their players."""
+    deadline = time.monotonic() + timeout
+    while reviews_done(office) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{reviews_done(office)} of {count} reviews mailed")
+        time.sleep(0.2)
+    office.settle()
+    office.file(office.collect())
 
 
 def one_daemon(args: argparse.Namespace) -> None:
@@ -337,13 +423,15 @@ def play(office: LivePostOffice, games: int, rounds: int, latency_moves: int,
     return played, latencies, (during, reviews_done(office), reviews_begun(office))
 
 
-def start_games(office: LivePostOffice, games: int) -> list[tuple[int, tuple[Player, Player]]]:
-    """`games` matches to 15 points, invited and accepted by mail: (match id, (white, black))."""
+def start_games(office: LivePostOffice, games: int, terms: str = "match 15",
+                first: int = 0) -> list[tuple[int, tuple[Player, Player]]]:
+    """`games` matches on `terms` (default: to 15 points), invited and accepted by mail:
+    (match id, (white, black)); the players are numbered from `first`."""
     pairs = []
-    for number in range(games):
+    for number in range(first, first + games):
         inviter = Player(office, f"white{number}@example.org", f"White {number}")
         invitee = Player(office, f"black{number}@example.org", f"Black {number}")
-        inviter.write_confirmed(f"invite {invitee.address} match 15")
+        inviter.write_confirmed(f"invite {invitee.address} {terms}".strip())
         invitee.reply("accept")
         pairs.append((office.matches()[-1].id, (inviter, invitee)))
     return pairs
@@ -358,6 +446,8 @@ def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Pla
     for _ in range(rounds):
         before = cpu.read() if cpu is not None else {}
         batch = [mail for match_id, players in pairs if (mail := next_move(office, match_id, players)) is not None]
+        if not batch:  # every match is over
+            break
         answered = len(office.smtp.recorder.received)
         moves = [crlf(message.as_bytes(policy=SMTP_POLICY)) for _, message in batch]
         for player, message in batch:
