@@ -629,6 +629,11 @@ class Config(BaseModel):
         return self.service.data_dir / "inbox"
 
     @property
+    def applying_dir(self) -> Path:
+        """Where ``pbem serve`` writes down the mails it is applying (:mod:`pbem.store.attempts`)."""
+        return self.service.data_dir / "applying"
+
+    @property
     def outbox_dir(self) -> Path:
         """The local Maildir written when no `[smtp]` table is configured."""
         return self.service.data_dir / "outbox"

@@ -6,19 +6,25 @@ OutboundMail rows) → commit → mark done. A handler that raises leaves no tra
 InboundMail row, and the message is shunted (mark_failed) so the next one can go on; a database
 that is unreachable or busy (OperationalError) is no fault of the mail: it stays for the next round.
 
-Before a mail's transaction starts, an InboundAttempt row is committed and counted up; the
-transaction that applies the mail deletes it. A row left behind means the process died in that
-mail: a mail that killed the process twice is shunted instead of applied a third time, so one
-poison mail cannot keep the daemon in a crash loop.
+Before a mail's transaction starts, its start is written to the attempt journal
+(:mod:`pbem.store.attempts`, a file in the data directory), and once the transaction committed
+it is removed. A start left behind means the process died in that mail: a mail that killed the
+process twice is shunted instead of applied a third time, so one poison mail cannot keep the
+daemon in a crash loop. The mail's transaction is its only one: it finds whether the mail was
+applied before, applies it, and stores its record, its changes and its answers together.
 
 Several daemons may share one PostgreSQL database and one mailbox: a mail is claimed (an
 advisory lock on its Message-ID) before it is applied, and a daemon that finds it claimed leaves
 it to the other; what a mail changes is locked (``pbem.service.tables``) or versioned, and a mail
 whose rows another process changed meanwhile is applied again from the start.
 
-Outbox: unsent OutboundMail rows whose time has come → each claimed (on PostgreSQL an advisory
-lock, and its next attempt put SEND_LEASE ahead) and read again → sink → `sent_at`, recorded while
-the next one is sent → claim released. A failed send is retried
+Outbox: the answers a daemon's own mail queued are its own for OWN_ANSWER_LEASE (their next
+attempt is put that far ahead in the mail's transaction, so no other daemon's outbox job takes
+them): it sends them from memory, as soon as the mail is applied, without claiming or reading
+them again, and records each by one UPDATE. Every other unsent OutboundMail row whose time has
+come (another daemon's that died, a retry) → each claimed (on PostgreSQL an advisory lock, and
+its next attempt put SEND_LEASE ahead) and read again → sink → `sent_at`, recorded while the
+next one is sent → claim released. A failed send is retried
 with growing back-off (capped at an hour) under the same Message-ID, until the server refuses
 every recipient for good (5xx) or `give_up_after` has passed: then it is given up, logged and
 listed by `pbem status`. One mail that cannot be sent never holds up the others. A crash between
@@ -30,13 +36,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections import deque
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
 
 from sqlalchemy.engine import Engine
-from sqlalchemy import delete, update
+from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
@@ -45,8 +52,9 @@ from pbem.mail.connecting import PermanentRefusal
 from pbem.mail.sinks import OutboundSink
 from pbem.mail.reading import message_id_of, sender_and_subject
 from pbem.mail.sources import InboundSource, SourceMessage
-from pbem.store.db import claim, session_scope, utc_now
-from pbem.store.mail_records import (InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail,
+from pbem.store.attempts import AttemptJournal, MemoryJournal
+from pbem.store.db import claim, once_more_if_disconnected, session_scope, utc_now
+from pbem.store.mail_records import (InboundMail, InboundState, OutboundGivenUp, OutboundMail, hold_answers_until,
                                      queued_mails)
 
 log = logging.getLogger(__name__)
@@ -69,6 +77,14 @@ GIVE_UP_AFTER = timedelta(days=3)
 SEND_LEASE = timedelta(seconds=30)
 """On PostgreSQL, how long a claimed answer is left to the daemon sending it even if its claim
 is lost; a daemon killed while sending leaves the answer to be sent again after that."""
+OWN_ANSWER_LEASE = timedelta(seconds=60)
+"""How long the answers of a daemon's own mail are left to it alone.  It sends each within this
+time or not at all (a send is cut off when the lease ends, and tried again later like any failed
+one).  A daemon that stops cleanly hands them back at once; one killed first leaves them to any
+daemon's outbox job once the lease is over (on SQLite, where one daemon runs per file, the next
+daemon takes them back as it starts)."""
+MIN_SEND_SECONDS = 10.0
+"""An own answer with less of its lease left is left to the outbox job once the lease is over."""
 OUTBOX_BATCH = 16
 """How many due answers are read at a time (each is claimed on its own as it is sent)."""
 
@@ -111,7 +127,12 @@ class MailPipeline:
     delay_after_failure: Callable[[int], timedelta] = retry_delay
     clock: Callable[[], datetime] = utc_now
     give_up_after: timedelta = GIVE_UP_AFTER
+    journal: AttemptJournal = field(default_factory=MemoryJournal)
+    """Where the start of each mail is written down before it is applied (``pbem serve``: a
+    :class:`pbem.store.attempts.FileJournal` in the data directory)."""
     stopping: bool = field(default=False, init=False)
+    _own_answers: deque[ClaimedMail] = field(default_factory=deque, init=False)
+    """The answers this pipeline's mails queued, not yet sent: its own while their lease lasts."""
 
     def stop(self) -> None:
         """Finish the mail in hand, then take no more."""
@@ -154,19 +175,19 @@ class MailPipeline:
         return result
 
     def _apply(self, raw: bytes, message_id: str) -> InboxResult:
-        with session_scope(self.engine) as session:
-            previous = self._find_inbound(session, message_id)
-            if previous is not None and previous.state == InboundState.FAILED:
-                # Shunted before (by this daemon before a crash, or by another one meanwhile):
-                # put aside again, not applied again, until the operator requeues it.
-                return InboxResult(Outcome.FAILED, message_id, previous.reason)
-            if previous is not None and previous.state != InboundState.REQUEUED:
-                return InboxResult(Outcome.ALREADY_DONE, message_id)
-            deaths = self._count_attempt(session, message_id)
+        deaths = self.journal.start(message_id)
         if deaths >= MAX_DEATHS:
             reason = f"the process died {deaths} times while applying this mail; shunted"
             log.error("inbox %s: %s", message_id, reason)
-            return self._record_failure(raw, message_id, reason)
+            result = self._record_failure(raw, message_id, reason)
+        else:
+            result = once_more_if_disconnected(lambda: self._apply_with_retries(raw, message_id))
+        # Not reached when the database failed (OperationalError): the start stays counted, so a
+        # mail that keeps failing that way is shunted too.
+        self.journal.end(message_id)
+        return result
+
+    def _apply_with_retries(self, raw: bytes, message_id: str) -> InboxResult:
         for attempt in range(1, CONFLICT_ATTEMPTS + 1):
             try:
                 return self._apply_once(raw, message_id)
@@ -180,51 +201,51 @@ class MailPipeline:
                 log.info("inbox %s: changed meanwhile by another process (%s); applying it again",
                          message_id, type(exc).__name__)
             except (OperationalError, InterfaceError):
-                # The database went away or is busy: the mail stays in the inbox and is tried again
-                # (its attempt stays counted, so a mail that keeps failing this way is shunted too).
-                raise
+                raise  # the database went away or is busy: the mail stays in the inbox for the next round
             except Exception as exc:
                 return self._record_failure(raw, message_id, exc)
         raise AssertionError("unreachable")
 
     def _apply_once(self, raw: bytes, message_id: str) -> InboxResult:
+        """The mail's one transaction.  Its record is added only after the handler ran, so that
+        it is written by one INSERT with everything the handler set on it."""
         with session_scope(self.engine) as session:
-            inbound = self._find_inbound(session, message_id) or self._new_inbound(raw, message_id)
+            inbound = self._find_inbound(session, message_id)
+            if inbound is not None and inbound.state == InboundState.FAILED:
+                # Shunted before (by this daemon before a crash, or by another one meanwhile):
+                # put aside again, not applied again, until the operator requeues it.
+                return InboxResult(Outcome.FAILED, message_id, inbound.reason)
+            if inbound is not None and inbound.state != InboundState.REQUEUED:
+                return InboxResult(Outcome.ALREADY_DONE, message_id)
+            inbound = inbound or self._new_inbound(raw, message_id)
             inbound.state, inbound.reason = InboundState.APPLIED, ""
-            session.add(inbound)
-            session.flush()
+            now = self.clock()
+            hold_answers_until(session, now + OWN_ANSWER_LEASE)
             self.handler(session, raw, inbound)
-            inbound.processed_at = self.clock()
+            inbound.processed_at = now
             session.add(inbound)
-            self._forget_attempt(session, message_id)
-            session.flush()
-            answers = tuple(mail.id for mail in queued_mails(session) if mail.id is not None)
-        return InboxResult(Outcome(str(inbound.state)), message_id, inbound.reason, answers)
-
-    def _count_attempt(self, session: Session, message_id: str) -> int:
-        """Record that applying the mail starts; returns how often it started before and never ended."""
-        attempt = session.get(InboundAttempt, message_id) or InboundAttempt(message_id=message_id,
-                                                                            started_at=self.clock())
-        deaths = attempt.attempts
-        attempt.attempts, attempt.started_at = deaths + 1, self.clock()
-        session.add(attempt)
-        return deaths
-
-    @staticmethod
-    def _forget_attempt(session: Session, message_id: str) -> None:
-        """One DELETE, without reading the row first (a read would flush the whole mail's work
-        early and cost a statement more)."""
-        session.execute(delete(InboundAttempt).where(col(InboundAttempt.message_id) == message_id))
+            queued = queued_mails(session)
+        answers = [ClaimedMail(mail.id, mail.message_id, mail.sender, tuple(mail.recipients), mail.raw, 0,
+                               mail.created_at, _nothing, mail.next_attempt_at)
+                   for mail in queued if mail.id is not None]
+        self._own_answers.extend(answers)
+        return InboxResult(Outcome(str(inbound.state)), message_id, inbound.reason,
+                           tuple(answer.id for answer in answers))
 
     def _record_failure(self, raw: bytes, message_id: str, error: Exception | str) -> InboxResult:
+        """Shunt the mail, unless it was applied or shunted meanwhile (by another daemon)."""
         reason = error if isinstance(error, str) else _describe(error)
         if isinstance(error, Exception):
             log.error("inbox %s: failed: %s", message_id, reason, exc_info=error)
         with session_scope(self.engine) as session:
-            inbound = self._find_inbound(session, message_id) or self._new_inbound(raw, message_id)
+            inbound = self._find_inbound(session, message_id)
+            if inbound is not None and inbound.state == InboundState.FAILED:
+                return InboxResult(Outcome.FAILED, message_id, inbound.reason)
+            if inbound is not None and inbound.state != InboundState.REQUEUED:
+                return InboxResult(Outcome.ALREADY_DONE, message_id)
+            inbound = inbound or self._new_inbound(raw, message_id)
             inbound.state, inbound.reason, inbound.processed_at = InboundState.FAILED, reason, self.clock()
             session.add(inbound)
-            self._forget_attempt(session, message_id)
         return InboxResult(Outcome.FAILED, message_id, reason)
 
     def _new_inbound(self, raw: bytes, message_id: str) -> InboundMail:
@@ -242,8 +263,8 @@ class MailPipeline:
         return session.exec(select(InboundMail).where(InboundMail.message_id == message_id)).first()
 
     async def flush_outbox(self) -> int:
-        """Send every due mail once; returns how many were sent."""
-        sent, last = 0, 0
+        """Send this pipeline's own answers, then every due mail once; returns how many were sent."""
+        sent, last = await self.send_own_answers(), 0
         while not self.stopping:
             due = await asyncio.to_thread(self._due_ids, last)
             if not due:
@@ -252,20 +273,63 @@ class MailPipeline:
             sent += await self.send(due)
         return sent
 
+    async def send_own_answers(self) -> int:
+        """Send the answers this pipeline's own mails queued, from memory, in the order they were
+        queued; returns how many were sent."""
+        return await self._send_in_turn(self._own_in_hand())
+
     async def send(self, outbound_ids: list[int]) -> int:
         """Send these mails, those of them that are due and nobody else claims; returns how many
-        were sent.  Each is claimed just before it is sent, and recorded (in a worker thread)
-        while the next one is claimed and sent: the database's commit and the mail server's
-        answer overlap instead of adding up."""
+        were sent.  Each is claimed just before it is sent."""
+        return await self._send_in_turn(self._claimed(outbound_ids))
+
+    def own_answers_waiting(self) -> bool:
+        return bool(self._own_answers)
+
+    def hand_back_own_answers(self) -> None:
+        """On a clean stop: make the answers not sent yet due at once, for whichever daemon runs next."""
+        ids = [answer.id for answer in self._own_answers]
+        self._own_answers.clear()
+        if ids:
+            with session_scope(self.engine) as session:
+                session.connection().execute(
+                    update(OutboundMail).where(col(OutboundMail.id).in_(ids))
+                    .where(col(OutboundMail.sent_at).is_(None)).values(next_attempt_at=self.clock()))
+
+    def take_back_leases(self) -> None:
+        """At the start of the only daemon on a database (SQLite): the answers a killed
+        predecessor held for itself are due at once (a retry's back-off is kept: it has attempts)."""
+        now = self.clock()
+        with session_scope(self.engine) as session:
+            session.connection().execute(
+                update(OutboundMail).where(col(OutboundMail.sent_at).is_(None))
+                .where(col(OutboundMail.attempts) == 0).where(OutboundMail.next_attempt_at > now)
+                .values(next_attempt_at=now))
+
+    async def _own_in_hand(self) -> AsyncIterator[ClaimedMail]:
+        while self._own_answers and not self.stopping:
+            answer = self._own_answers.popleft()
+            if answer.send_by is not None and (answer.send_by - self.clock()).total_seconds() >= MIN_SEND_SECONDS:
+                yield answer
+            else:  # queued long ago (an overloaded server): sent by the outbox job once its lease is over
+                log.warning("outbox %s: its lease is nearly over; left to the outbox job", answer.message_id)
+
+    async def _claimed(self, outbound_ids: list[int]) -> AsyncIterator[ClaimedMail]:
+        for outbound_id in outbound_ids:
+            if self.stopping:
+                break
+            mail = await asyncio.to_thread(self._claim_outbound, outbound_id)
+            if mail is not None:
+                yield mail
+
+    async def _send_in_turn(self, mails: AsyncIterator[ClaimedMail]) -> int:
+        """Send each mail, and record how it went (in a worker thread) while the next one is
+        taken and sent: the database's commit and the mail server's answer overlap instead of
+        adding up; returns how many were sent."""
         sent = 0
         recording: asyncio.Task[int] | None = None
         try:
-            for outbound_id in outbound_ids:
-                if self.stopping:
-                    break
-                mail = await asyncio.to_thread(self._claim_outbound, outbound_id)
-                if mail is None:
-                    continue
+            async for mail in mails:
                 error = await self._send(mail)
                 if recording is not None:
                     sent += await recording
@@ -276,9 +340,13 @@ class MailPipeline:
         return sent
 
     async def _send(self, mail: ClaimedMail) -> Exception | None:
-        """Hand the mail to the sink; the error if it failed."""
+        """Hand the mail to the sink, within its lease if it has one; the error if it failed."""
         try:
-            await self.sink.send(mail.raw, mail.sender, list(mail.recipients))
+            sending = self.sink.send(mail.raw, mail.sender, list(mail.recipients))
+            if mail.send_by is None:
+                await sending
+            else:
+                await asyncio.wait_for(sending, (mail.send_by - self.clock()).total_seconds())
         except Exception as exc:
             return exc
         return None
@@ -300,7 +368,8 @@ class MailPipeline:
             return 0
         finally:
             try:
-                await asyncio.to_thread(mail.release)
+                if mail.release is not _nothing:
+                    await asyncio.to_thread(mail.release)
             except Exception as exc:  # its connection went away, and the lock with it: nothing to let go
                 log.warning("outbox %s: releasing the claim failed (%s)", mail.message_id, _describe(exc))
         if give_up:
@@ -350,11 +419,16 @@ class MailPipeline:
             release()
             return None
         return ClaimedMail(row.id, row.message_id, row.sender, tuple(row.recipients), row.raw, row.attempts,
-                           row.created_at, release)
+                           row.created_at, release, None)
 
     def _record_send(self, outbound_id: int, *, error: str = "", delay: timedelta = timedelta(0),
                      give_up: bool = False) -> None:
-        """One UPDATE (the mail itself is not read again), and the give-up row if it is given up."""
+        """One UPDATE (the mail itself is not read again), and the give-up row if it is given up;
+        done once more at once if the database had dropped the connection (a mail recorded as
+        unsent would be sent again)."""
+        once_more_if_disconnected(lambda: self._write_outcome(outbound_id, error, delay, give_up))
+
+    def _write_outcome(self, outbound_id: int, error: str, delay: timedelta, give_up: bool) -> None:
         now = self.clock()
         outcome = {"next_attempt_at": now + delay} if error else {"sent_at": now}
         with session_scope(self.engine) as session:
@@ -367,7 +441,8 @@ class MailPipeline:
 
 @dataclass(frozen=True)
 class ClaimedMail:
-    """An answer claimed for sending: what sending it and recording how it went need."""
+    """An answer claimed for sending, or one of this daemon's own answers: what sending it and
+    recording how it went need."""
 
     id: int
     message_id: str
@@ -378,6 +453,12 @@ class ClaimedMail:
     created_at: datetime
     release: Callable[[], None]
     """Lets go of the claim, once the outcome is recorded."""
+    send_by: datetime | None
+    """An own answer's end of lease: it is sent before then or not at all."""
+
+
+def _nothing() -> None:
+    """The release of an own answer: nothing was claimed."""
 
 
 def _describe(error: BaseException) -> str:

@@ -28,6 +28,7 @@ from pbem.daemon.web import WebServer, WebServerError
 from pbem.mail.reading import TOKEN_PATTERN
 from pbem.mail.transport import open_inbound_source, open_outbound_sink
 from pbem.periodic import PeriodicJob
+from pbem.store.attempts import FileJournal
 from pbem.store.db import create_schema, make_engine
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,6 @@ class Daemon:
         self._locks: dict[str, asyncio.Lock] = {}
         self._stop_requested = asyncio.Event()
         self._sending: asyncio.Task[None] | None = None
-        self._to_send: list[int] = []
         for job in jobs:
             self.add_periodic_job(job)
 
@@ -89,6 +89,7 @@ class Daemon:
                 async with lock:
                     pass
             scheduler.shutdown(wait=False)
+            await self._hand_back_own_answers()
             for job in self._jobs:
                 if job.close is not None:
                     job.close()
@@ -132,23 +133,30 @@ class Daemon:
     def _wake_outbox(self, result: InboxResult) -> None:
         """Send the answers of a mail as soon as it is applied, while the next mail is applied,
         in a task of their own that the inbox job waits for at the end.  This daemon sends what
-        its own mails queued; the outbox job (every few seconds) sends whatever else is due."""
-        self._to_send.extend(result.answers)
-        if self._sending is None or self._sending.done():
-            self._sending = asyncio.create_task(self._send_queued())
+        its own mails queued (the pipeline keeps them); the outbox job (every few seconds) sends
+        whatever else is due."""
+        if result.answers and (self._sending is None or self._sending.done()):
+            self._sending = asyncio.create_task(self._send_own_answers())
 
-    async def _send_queued(self) -> None:
-        while self._to_send and not self._stop_requested.is_set():
-            answers, self._to_send = self._to_send, []
-            async with self._locks[self._outbox_job.name]:  # not beside a flush of the whole outbox
+    async def _send_own_answers(self) -> None:
+        async with self._locks[self._outbox_job.name]:  # not beside a flush of the whole outbox
+            while self.pipeline.own_answers_waiting() and not self.pipeline.stopping:
                 try:
-                    await self.pipeline.send(answers)
+                    await self.pipeline.send_own_answers()
                 except Exception as exc:  # the database: the outbox job sends them when it can
                     log.error("sending the answers: %s: %s", type(exc).__name__, exc)
                     return
 
     async def _flush_outbox(self) -> None:
         await self.pipeline.flush_outbox()
+
+    async def _hand_back_own_answers(self) -> None:
+        if self._sending is not None:
+            await self._sending
+        try:
+            await asyncio.to_thread(self.pipeline.hand_back_own_answers)
+        except Exception as exc:  # the database: they are sent once their lease is over
+            log.error("handing back the answers not sent: %s: %s", type(exc).__name__, exc)
 
 
 class AlreadyServing(Exception):
@@ -203,7 +211,10 @@ async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob], 
              make_url(config.database.url).render_as_string(hide_password=True))
     log.info("inbox %r; outbox %r", source, sink)
     try:
-        pipeline = MailPipeline(engine, source, sink, handler, give_up_after=config.limits.give_up_after)
+        pipeline = MailPipeline(engine, source, sink, handler, give_up_after=config.limits.give_up_after,
+                                journal=FileJournal(config.applying_dir))
+        if engine.dialect.name == "sqlite":  # the only daemon on this file (_sqlite_daemon_lock)
+            pipeline.take_back_leases()
         if web is not None:
             web.start()
         await Daemon(pipeline, config.poll_interval, jobs).run()

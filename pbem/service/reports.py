@@ -20,12 +20,13 @@ from pbem.rules.prizes import Prize, PrizeKind
 from pbem.rules.scoring import Format, MatchRules, Score
 from pbem.service import clocks
 from pbem.service.tables import Table
+from pbem.store.attempts import FileJournal
 from pbem.store.db import head_revision, schema_revision, utc_now
 from pbem.rules import brackets
 from pbem.rules.brackets import Bracket
 from pbem.store.game_records import (FinishedGame, MatchRecord, MatchStatus, Player, ReviewJob, Seat, TournamentEntry,
                                      TournamentRecord, TournamentStatus)
-from pbem.store.mail_records import DeliveryFailure, InboundAttempt, InboundMail, InboundState, OutboundGivenUp, OutboundMail
+from pbem.store.mail_records import DeliveryFailure, InboundMail, InboundState, OutboundGivenUp, OutboundMail
 
 EXIT_NEEDS_OPERATOR = 1
 NEXT_ALARMS = 5
@@ -227,7 +228,7 @@ def status_report(session: Session, out: TextIO, config: Config) -> int:
     failing = [mail for mail in unsent if mail.attempts]
     shunted = session.exec(select(InboundMail).where(InboundMail.state == InboundState.FAILED)
                            .order_by(col(InboundMail.id))).all()
-    attempts = session.exec(select(InboundAttempt).order_by(col(InboundAttempt.started_at))).all()
+    attempts = FileJournal(config.applying_dir).interrupted() if config.applying_dir.is_dir() else []
     print(f"outbox: {len(unsent)} unsent ({len(failing)} failing), {len(given_up)} given up", file=out)
     for mail in failing:
         print(f"  failing {mail.message_id} to {', '.join(mail.recipients)}: {mail.attempts} attempts, "
@@ -239,8 +240,8 @@ def status_report(session: Session, out: TextIO, config: Config) -> int:
     for inbound in shunted:
         print(f"  shunted {inbound.message_id} from {inbound.sender or '?'}: {inbound.reason}", file=out)
     for attempt in attempts:
-        print(f"  interrupted {attempt.message_id}: started {attempt.attempts} time(s), last at "
-              f"{attempt.started_at:%Y-%m-%d %H:%M} UTC", file=out)
+        print(f"  interrupted {attempt.message_id}: started {attempt.starts} time(s), last at "
+              f"{attempt.last_start:%Y-%m-%d %H:%M} UTC", file=out)
     _delivery_failures(session, config, out)
     tournament_lines, stuck = running_tournaments(session)
     print(f"tournaments: {sum(not line.startswith(' ') for line in tournament_lines)} running, "

@@ -160,7 +160,8 @@ def send_watch_letters(talk: Conversation) -> None:
     for news in talk.news.values():
         table = news.table
         shown = [event for event in news.events if event.kind in _SHOWN]
-        settings = talk.session.get(MatchWatch, table.id) if shown else None
+        with talk.session.no_autoflush:  # the mail's changes are written at its end, in one go
+            settings = talk.session.get(MatchWatch, table.id) if shown else None
         if settings is None or not settings.allowed():
             continue
         watchers = talk.session.exec(select(Watcher).where(Watcher.match_id == table.id)).all()

@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import DateTime, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel, create_engine
 
@@ -26,12 +27,13 @@ if TYPE_CHECKING:
 
 MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records", "pbem.store.ledger", "pbem.store.watching")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-HEAD_REVISION = "0018"
+HEAD_REVISION = "0019"
 ALEMBIC_VERSION_TABLE = "alembic_version"
 LEGACY_VERSION_TABLE = "schema_version"
 """Where pbem before migrations recorded its schema version (2)."""
 SCHEMA_LOCK_KEY = 0x70626D  # "pbm"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+T = TypeVar("T")
 
 
 class SchemaError(Exception):
@@ -64,6 +66,9 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 POOL_SIZE = 10
 """Connections a daemon keeps open to PostgreSQL (up to as many more for a burst)."""
+POOL_RECYCLE_SECONDS = 3600
+"""A pooled connection older than this is replaced at its next checkout (servers and firewalls
+drop connections idle for long)."""
 
 
 def make_engine(url: str) -> Engine:
@@ -72,8 +77,11 @@ def make_engine(url: str) -> Engine:
     if parsed.get_backend_name() != "sqlite":
         # Claims hold a connection each while their mail is applied or sent, beside the sessions
         # that apply and record it, the jobs and the web board: ten kept open, so that no
-        # connection (a server process) is made and ended for every mail.
-        return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE)
+        # connection (a server process) is made and ended for every mail.  No ping per checkout
+        # (a round trip for every transaction): a connection the server dropped fails its first
+        # statement, which throws away every pooled connection of that time, and the work is
+        # done again (the pipeline and claims at once, jobs at their next run).
+        return create_engine(url, pool_size=POOL_SIZE, pool_recycle=POOL_RECYCLE_SECONDS)
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"check_same_thread": False,
@@ -115,25 +123,44 @@ def claim(engine: Engine, key: str) -> Callable[[], None] | None:
     if engine.dialect.name != "postgresql":
         return lambda: None
     number = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
-    connection = engine.connect()
+    connection = once_more_if_disconnected(lambda: _try_lock(engine, number))
+    if connection is None:
+        return None
+
+    def release() -> None:
+        try:
+            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": number})
+        finally:
+            connection.close()
+
+    return release
+
+
+def _try_lock(engine: Engine, number: int) -> Connection | None:
+    """A connection holding the session advisory lock ``number``, or None when another holds it.
+    The connection is in autocommit: the lock and its release are one statement each, with no
+    transaction around them."""
+    connection = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
     try:
         mine = bool(connection.execute(text("SELECT pg_try_advisory_lock(:key)"), {"key": number}).scalar())
-        connection.commit()
     except BaseException:
         connection.close()
         raise
     if not mine:
         connection.close()
         return None
+    return connection
 
-    def release() -> None:
-        try:
-            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": number})
-            connection.commit()
-        finally:
-            connection.close()
 
-    return release
+def once_more_if_disconnected(work: Callable[[], T]) -> T:
+    """Run ``work``; if it failed because the database had dropped its connection (a restarted
+    server: every pooled connection of that time is thrown away then), run it once more."""
+    try:
+        return work()
+    except DBAPIError as error:
+        if not error.connection_invalidated:
+            raise
+    return work()
 
 
 def import_model_modules() -> None:

@@ -96,17 +96,6 @@ for _table in (InboundMail.__table__, OutboundMail.__table__):  # type: ignore[a
     event.listen(_table, "after_create", _after_create)
 
 
-class InboundAttempt(SQLModel, table=True):
-    """A mail being applied, written and committed before its transaction starts: if the process
-    dies in it, the row stays, and a mail that killed the process twice is shunted."""
-
-    __tablename__ = "inbound_attempts"
-
-    message_id: str = Field(sa_type=Text, primary_key=True)
-    attempts: int = 0
-    started_at: datetime = Field(sa_type=UTCDateTime)
-
-
 class OutboundGivenUp(SQLModel, table=True):
     """An answer no longer tried: refused for good by the mail server, or failing past
     ``[limits] give_up_after``.  ``pbem status`` lists these for the operator."""
@@ -156,7 +145,7 @@ def queue_mail(session: Session, message: EmailMessage) -> OutboundMail:
     now = utc_now()
     outbound = OutboundMail(message_id=" ".join(str(message["Message-ID"]).split()), sender=sender,
                             bounce_tag=tag, recipients=recipients, raw=message.as_bytes(policy=default_policy),
-                            created_at=now, next_attempt_at=now)
+                            created_at=now, next_attempt_at=session.info.get(_FIRST_ATTEMPT, now))
     session.add(outbound)
     session.info.setdefault(_QUEUED, []).append(outbound)
     return outbound
@@ -168,6 +157,14 @@ def new_bounce_tag() -> str:
 
 
 _QUEUED = "pbem queued mails"
+_FIRST_ATTEMPT = "pbem first attempt"
+
+
+def hold_answers_until(session: Session, until: datetime) -> None:
+    """The mails `session` queues from now on are not due before ``until``: the daemon applying
+    a mail sends its answers itself meanwhile (``pbem.daemon.pipeline.OWN_ANSWER_LEASE``).  Set
+    before they are queued, so that each is written by its one INSERT."""
+    session.info[_FIRST_ATTEMPT] = until
 
 
 def queued_mails(session: Session) -> list[OutboundMail]:

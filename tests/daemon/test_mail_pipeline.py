@@ -357,16 +357,107 @@ def test_more_due_mails_than_one_batch_are_all_sent_in_order(engine, config):
     assert all(row.sent_at is not None and row.attempts == 1 for row in outbound_rows(engine))
 
 
-def test_a_mail_reports_the_answers_it_queued_and_send_sends_only_those(pipeline, engine, config):
+def test_a_mail_s_answers_are_its_daemon_s_own_for_their_lease_and_sent_from_memory(engine, config):
+    from pbem.daemon.pipeline import OWN_ANSWER_LEASE
     queue_answers(engine, 2)  # due answers of other mails (another daemon's, say)
+    clock = Clock()
+    sink = FlakySink(0)
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
     deliver(config.inbox_dir, "1.a", mail("hi there"))
     [result] = asyncio.run(pipeline.read_inbox())
     rows = outbound_rows(engine)
     assert result.outcome is Outcome.APPLIED and result.answers == (rows[-1].id,)
-    assert asyncio.run(pipeline.send(list(result.answers))) == 1
-    assert [row.sent_at is not None for row in outbound_rows(engine)] == [False, False, True]
-    assert asyncio.run(pipeline.send(list(result.answers))) == 0  # sent: not claimed again
-    assert asyncio.run(pipeline.flush_outbox()) == 2
+    assert rows[-1].next_attempt_at == clock.now + OWN_ANSWER_LEASE  # no other daemon takes it meanwhile
+    other_sink = FlakySink(0)
+    other = MailPipeline(engine, MaildirSource(config.inbox_dir), other_sink, echo_handlers.echo, clock=clock)
+    assert asyncio.run(other.flush_outbox()) == 2  # another daemon's outbox job: only the two others
+    assert asyncio.run(pipeline.send_own_answers()) == 1
+    assert [recipients for _, _, recipients in sink.sent] == [["alice@example.org"]]
+    assert [row.sent_at is not None for row in outbound_rows(engine)] == [True, True, True]
+    assert asyncio.run(pipeline.send_own_answers()) == 0 and asyncio.run(pipeline.flush_outbox()) == 0
+    clock.now += OWN_ANSWER_LEASE
+    assert asyncio.run(other.flush_outbox()) == 0 and len(sink.sent) + len(other_sink.sent) == 3  # sent once
+
+
+def test_the_answers_of_a_daemon_that_died_before_sending_them_are_sent_once_their_lease_is_over(engine, config):
+    from pbem.daemon.pipeline import OWN_ANSWER_LEASE
+    clock = Clock()
+    dead = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo, clock=clock)
+    deliver(config.inbox_dir, "1.a", mail("hi there"))
+    asyncio.run(dead.read_inbox())  # and the process dies before it sends the answer
+    sink = FlakySink(0)
+    successor = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
+    assert asyncio.run(successor.flush_outbox()) == 0
+    clock.now += OWN_ANSWER_LEASE
+    assert asyncio.run(successor.flush_outbox()) == 1 and asyncio.run(successor.flush_outbox()) == 0
+    assert [recipients for _, _, recipients in sink.sent] == [["alice@example.org"]]
+
+
+def test_the_only_daemon_on_a_database_takes_back_the_answers_of_its_killed_predecessor_as_it_starts(engine, config):
+    """On SQLite one daemon runs per file: nobody else can be sending them."""
+    clock = Clock()
+    dead = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo, clock=clock)
+    for number in range(2):
+        deliver(config.inbox_dir, f"{number}.a", mail("hi there", message_id=f"<m{number}@example.org>"))
+    asyncio.run(dead.read_inbox())
+    asyncio.run(dead._record(dead._own_answers.popleft(), ConnectionError("server says no")))  # one failed
+    sink = FlakySink(0)
+    successor = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
+    successor.take_back_leases()
+    assert asyncio.run(successor.flush_outbox()) == 1  # the unsent one at once; the failed one keeps its back-off
+    clock.now += retry_delay(1)
+    assert asyncio.run(successor.flush_outbox()) == 1 and len(sink.sent) == 2
+
+
+def test_a_stopping_daemon_hands_back_the_answers_it_did_not_send(engine, config):
+    clock = Clock()
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo, clock=clock)
+    for number in range(2):
+        deliver(config.inbox_dir, f"{number}.a", mail("hi there", message_id=f"<m{number}@example.org>"))
+    asyncio.run(pipeline.read_inbox())
+    pipeline.stop()
+    assert asyncio.run(pipeline.send_own_answers()) == 0
+    pipeline.hand_back_own_answers()
+    assert all(row.next_attempt_at == clock.now for row in outbound_rows(engine))
+    sink = FlakySink(0)
+    successor = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
+    assert asyncio.run(successor.flush_outbox()) == 2  # at once, not after the lease
+
+
+class HangingSink(FlakySink):
+    """A mail server that never answers."""
+
+    async def send(self, raw: bytes, sender: str, recipients: list[str]) -> None:
+        await asyncio.Event().wait()
+
+
+def test_an_own_answer_is_sent_within_its_lease_or_not_at_all(engine, config, monkeypatch):
+    """After its lease another daemon may send it: a send still going on then is cut off, and
+    the answer is tried again later, as after any failure."""
+    from pbem.daemon import pipeline as pipeline_module
+    clock = Clock()
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), HangingSink(0), echo_handlers.echo, clock=clock)
+    deliver(config.inbox_dir, "1.a", mail("hi there"))
+    asyncio.run(pipeline.read_inbox())
+    monkeypatch.setattr(pipeline_module, "MIN_SEND_SECONDS", 0.1)
+    clock.now += pipeline_module.OWN_ANSWER_LEASE - timedelta(seconds=0.2)  # 0.2 s of its lease left
+    assert asyncio.run(pipeline.send_own_answers()) == 0
+    [row] = outbound_rows(engine)
+    assert row.sent_at is None and row.attempts == 1 and "TimeoutError" in row.last_error
+    assert row.next_attempt_at == clock.now + retry_delay(1)
+
+
+def test_an_own_answer_queued_too_long_ago_is_left_to_the_outbox_job(engine, config):
+    from pbem.daemon.pipeline import OWN_ANSWER_LEASE
+    clock = Clock()
+    sink = FlakySink(0)
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
+    deliver(config.inbox_dir, "1.a", mail("hi there"))
+    asyncio.run(pipeline.read_inbox())
+    clock.now += OWN_ANSWER_LEASE - timedelta(seconds=1)
+    assert asyncio.run(pipeline.send_own_answers()) == 0 and sink.sent == []
+    clock.now += timedelta(seconds=1)
+    assert asyncio.run(pipeline.flush_outbox()) == 1 and len(sink.sent) == 1
 
 
 @pytest.mark.postgresql_only
@@ -453,3 +544,30 @@ def test_a_refusal_in_another_encoding_is_recorded_and_given_up(engine, config):
     with session_scope(engine) as session:
         [given_up] = session.exec(select(OutboundGivenUp)).all()
     assert row.attempts == 1 and row.sent_at is None and "Empf" in given_up.reason and "550" in row.last_error
+
+
+@pytest.mark.postgresql_only
+def test_connections_the_database_dropped_cost_no_mail_and_no_answer_twice(engine, config):
+    """No ping per checkout: after the server dropped every connection (a restart), the first
+    statement of each pooled one fails, and the pipeline does its work once more at once."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
+
+    sink = FlakySink(0)
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo)
+    for number in range(3):
+        if number:
+            admin = create_engine(engine.url, poolclass=NullPool)
+            with admin.connect() as connection:
+                dropped = connection.execute(text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()")).scalar()
+            admin.dispose()
+            assert dropped >= 1
+        deliver(config.inbox_dir, f"{number}.a", mail("hi there", message_id=f"<m{number}@example.org>"))
+        [result] = asyncio.run(pipeline.read_inbox())
+        assert result.outcome is Outcome.APPLIED
+        assert asyncio.run(pipeline.send_own_answers()) == 1
+    assert [row.state for row in inbound_rows(engine)] == [InboundState.APPLIED] * 3
+    assert all(row.sent_at is not None for row in outbound_rows(engine)) and len(sink.sent) == 3
+    assert len(files(config.inbox_dir / DONE_FOLDER)) == 3

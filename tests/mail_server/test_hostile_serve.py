@@ -53,6 +53,7 @@ def test_a_mail_that_killed_the_daemon_twice_is_shunted_and_the_next_mail_is_ans
         output, _ = process.communicate(timeout=60)
         assert process.returncode == -signal.SIGKILL, f"death {death}:\n{output}"
         assert not smtp_server.recorder.received
+        assert f"interrupted {poison['Message-ID']}: started {death} time(s)" in _status(config).stdout
     process = _serve(config, poison=True)
     try:
         try:
@@ -72,6 +73,7 @@ def test_a_mail_that_killed_the_daemon_twice_is_shunted_and_the_next_mail_is_ans
     status = _status(config)
     assert status.returncode == 1, status.stdout + status.stderr
     assert f"shunted {poison['Message-ID']} from eve@example.org" in status.stdout
+    assert "0 being applied or interrupted" in status.stdout
 
     # The cause is fixed (the daemon runs without the poison): the operator puts the mail back.
     assert _pbem("requeue", "<nobody@example.org>", config=config).returncode == 1

@@ -16,6 +16,7 @@ from pathlib import Path
 from post_office import LoadedDice, Player, PostOffice, check_answers, invite_and_accept, recipient, text_of
 from sqlmodel import Session, select
 
+from pbem.daemon.pipeline import OWN_ANSWER_LEASE
 from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, read_mail_file
 from pbem.store.game_records import MatchStatus
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
@@ -117,7 +118,10 @@ def test_sigkill_mid_burst_then_restart_applies_and_answers_every_mail_once(conf
 
     process = start_daemon(config_file)
     try:
-        wait_until(lambda: applied() == len(burst) and not _unsent(setup), 60, "every mail and answer")
+        # On PostgreSQL the answers the killed daemon had queued for itself wait for their lease
+        # (OWN_ANSWER_LEASE); on SQLite the new daemon takes them back as it starts.
+        wait_until(lambda: applied() == len(burst) and not _unsent(setup), 60 + OWN_ANSWER_LEASE.total_seconds(),
+                   "every mail and answer")
     finally:
         stop(process)
 
