@@ -303,7 +303,7 @@ class MailPipeline:
         with session_scope(self.engine) as session:
             session.connection().execute(
                 update(OutboundMail).where(col(OutboundMail.sent_at).is_(None))
-                .where(col(OutboundMail.attempts) == 0).where(OutboundMail.next_attempt_at > now)
+                .where(col(OutboundMail.attempts) == 0).where(col(OutboundMail.next_attempt_at) > now)
                 .values(next_attempt_at=now))
 
     async def _own_in_hand(self) -> AsyncIterator[ClaimedMail]:
