@@ -158,7 +158,8 @@ class MailPipeline:
         event loop), put it away, and only then release the claim: another daemon that read the
         same mail finds it applied and already moved."""
         message_id = message_id_of(message.raw)
-        release = await asyncio.to_thread(claim, self.engine, message_id)
+        several = self.engine.dialect.name == "postgresql"  # on SQLite a claim is nothing: no thread for it
+        release = await asyncio.to_thread(claim, self.engine, message_id) if several else _nothing
         if release is None:
             log.debug("inbox %s: %s", message_id, Outcome.IN_HAND.value)
             return InboxResult(Outcome.IN_HAND, message_id)
@@ -169,7 +170,8 @@ class MailPipeline:
             else:
                 await self.source.mark_done(message.key)
         finally:
-            await asyncio.to_thread(release)
+            if several:
+                await asyncio.to_thread(release)
         log.info("inbox %s: %s%s", result.message_id, result.outcome.value,
                  f" ({result.reason})" if result.reason else "")
         return result
