@@ -313,54 +313,76 @@ def one_daemon(args: argparse.Namespace) -> None:
 
 
 def several_daemons(games: int, rounds: int) -> None:
-    """One, then two `pbem serve` processes on PostgreSQL: the rates, their ratio, and duplicates."""
+    """One, then two `pbem serve` processes on PostgreSQL: the rates, their ratio, and duplicates.
+
+    Where the machine has a core for each daemon and two more, each daemon runs on a core of its
+    own (``taskset``) and PostgreSQL, Dovecot and this bench on the others, so that the ratio
+    shows how the daemons scale rather than how they share cores with everything else."""
+    own_cores = sorted(os.sched_getaffinity(0))
+    pinned = len(own_cores) >= 2 + 2
+    if pinned:  # PostgreSQL and Dovecot are started by this process: they inherit the rest
+        os.sched_setaffinity(0, own_cores[2:])
     server = PostgresServer()
     server.start()
     try:
-        results = {daemons: daemons_on_postgresql(server, daemons, games, rounds) for daemons in (1, 2)}
+        results = {daemons: daemons_on_postgresql(server, daemons, games, rounds,
+                                                  own_cores[:daemons] if pinned else None)
+                   for daemons in (1, 2)}
     finally:
         server.stop()
+        os.sched_setaffinity(0, own_cores)
     for daemons, (played, duplicates, shares) in results.items():
         print(f"{daemons} daemon{'s' if daemons > 1 else ' '}:   {played.moves} moves in {played.seconds:.2f} s = "
               f"{played.rate:.1f} moves/s (PostgreSQL, `pbem serve` processes; {games} games, {rounds} rounds); "
               f"duplicates: {duplicates or 'none'}")
         for number, counts in enumerate(shares):
             print(f"             daemon {number + 1} (whole run, with the invitations): "
-                  + ", ".join(f"{counts[what]} {what}" for what in LOGGED))
+                  + ", ".join(f"{counts[what]} {what}" for what in LOGGED)
+                  + f"; {played.rate / daemons:.1f} moves/s on average per daemon")
         others = played.cpu["machine"] - played.cpu["daemons"]
-        print(f"             CPU per move while the rounds ran (/proc): the daemons {played.cpu_ms_per_move('daemons'):.0f} ms, "
+        daemon_seconds = played.cpu["daemons"]
+        print(f"             CPU per move while the rounds ran (/proc): the daemons {played.cpu_ms_per_move('daemons'):.0f} ms "
+              f"({played.moves / daemon_seconds if daemon_seconds else float('nan'):.0f} moves per daemon CPU-second), "
               f"everything else {1000 * others / played.moves:.0f} ms (PostgreSQL "
               f"{played.cpu_ms_per_move('postgresql'):.0f}, Dovecot {played.cpu_ms_per_move('dovecot'):.0f}, "
               f"this process: SMTP server and players {played.cpu_ms_per_move('bench'):.0f}); "
               f"the machine busy {100 * played.cpu['machine'] / (played.seconds * CORES):.0f} % of {CORES} cores")
     one, two = results[1][0], results[2][0]
     print(f"ratio:       two daemons / one daemon = {two.rate / one.rate:.2f}  (goal: at least 1.6)")
+    if pinned:
+        print(f"             each daemon on a core of its own (taskset -c {own_cores[0]} and {own_cores[1]}); PostgreSQL, "
+              f"Dovecot and this bench on cores {', '.join(map(str, own_cores[2:]))}")
+        return
     per_move = two.cpu["machine"] / two.moves
     floor = rounds * IDLE_NOTICE_SECONDS + two.moves * per_move / CORES
-    print(f"             what this machine allows two daemons: {two.moves} moves at {1000 * per_move:.0f} ms of CPU "
-          f"each on {CORES} cores, after {rounds} IDLE notices of {IDLE_NOTICE_SECONDS} s, take at least "
-          f"{floor:.2f} s = {two.moves / floor:.1f} moves/s, {two.moves / floor / one.rate:.2f} times one daemon")
+    print(f"             not pinned: two daemons on cores of their own need 4 cores (one each, and the rest for "
+          f"PostgreSQL, Dovecot and this bench); this machine has {len(own_cores)}, shared by all of them, so the "
+          f"CPU caps the ratio: {two.moves} moves at {1000 * per_move:.0f} ms of CPU each on {CORES} cores, after "
+          f"{rounds} IDLE notices of {IDLE_NOTICE_SECONDS} s, take at least {floor:.2f} s = {two.moves / floor:.1f} "
+          f"moves/s, {two.moves / floor / one.rate:.2f} times one daemon")
 
 
-def daemons_on_postgresql(server: PostgresServer, daemons: int, games: int,
-                          rounds: int) -> tuple[Rounds, str, list[Counter[str]]]:
+def daemons_on_postgresql(server: PostgresServer, daemons: int, games: int, rounds: int,
+                          cores: list[int] | None) -> tuple[Rounds, str, list[Counter[str]]]:
     with mail_servers() as (dovecot, smtp), scratch_dir() as scratch:
         path = write_config(scratch, dovecot, smtp, database=server.new_database())
         office = LivePostOffice(load_config(path), dovecot, smtp)  # its schema made before the daemons start
-        with serving(path, daemons, scratch) as processes:
+        with serving(path, daemons, scratch, cores) as processes:
             played = play_rounds(office, start_games(office, games), rounds, CpuMeter(processes))
         shares = [log_counts(scratch / f"serve-{number}.log") for number in range(daemons)]
         return played, duplicates(office, played.mailed), shares
 
 
 @contextmanager
-def serving(config: Path, daemons: int, scratch: Path) -> Iterator[list[int]]:
-    """`daemons` processes of `pbem serve` on `config` (their pids), stopped with SIGTERM at the end."""
+def serving(config: Path, daemons: int, scratch: Path, cores: list[int] | None = None) -> Iterator[list[int]]:
+    """`daemons` processes of `pbem serve` on `config` (their pids), stopped with SIGTERM at the end;
+    with `cores`, daemon i runs on core ``cores[i]`` alone (taskset)."""
     processes = []
     try:
         for number in range(daemons):
             log = open(scratch / f"serve-{number}.log", "wb")
-            processes.append(subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "--config", str(config)],
+            pin = ["taskset", "-c", str(cores[number])] if cores is not None else []
+            processes.append(subprocess.Popen([*pin, sys.executable, "-m", "pbem.cli", "serve", "--config", str(config)],
                                               stdout=log, stderr=subprocess.STDOUT, cwd=ROOT))
             log.close()
         yield [process.pid for process in processes]

@@ -22,6 +22,7 @@ of CPU per move.  ``--small``:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import collections
 import os
 import resource
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from email.message import EmailMessage
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -151,6 +153,15 @@ def play(options: argparse.Namespace) -> None:
             server.start()
             database = f'[database]\nurl = "{server.new_database()}"\n'
         office = scratch_office(Path(temporary), options.seed, database)
+
+        def run() -> list[EmailMessage]:
+            """What `pbem serve` does for each mail: apply it, then send its answers (the rest of
+            the outbox is its outbox job's, every 5 seconds; the post office flushes it per mail)."""
+            asyncio.run(office.pipeline.read_inbox())
+            asyncio.run(office.pipeline.send_own_answers())
+            return office.collect()
+
+        office.run = run  # type: ignore[method-assign]
         counts = collections.Counter[str]()
 
         def count(what: str) -> None:
