@@ -14,7 +14,7 @@ import time
 from datetime import datetime, timezone
 
 from pbem.mail.composing import InlineImage, Letter, compose, new_content_id
-from pbem.render.board_image import board_alt, render_board_png
+from pbem.render.board_image import board_alt, draw_board_png, render_board_png
 from pbem.render.templating import render
 from pbem.render.text_board import BoardView, LastMove, Score, Who, render_text_board
 from pbem.rules.notation import Colour, Numbering
@@ -78,10 +78,10 @@ def main() -> None:
     per_mail = (time.perf_counter() - start) / mails * 1000
     start = time.perf_counter()
     for index in range(mails):
-        render_board_png(views[index % len(views)], "en")
+        draw_board_png(views[index % len(views)], "en")  # drawn each time: the kept ones cost nothing
     per_png = (time.perf_counter() - start) / mails * 1000
     print(f"one complete mail (text, HTML, PNG, MIME): {per_mail:.1f} ms  (aim: under 20 ms)")
-    print(f"  of which the board PNG:                  {per_png:.1f} ms")
+    print(f"  the board PNG drawn anew (not kept):    {per_png:.1f} ms")
     print(f"  sizes: PNG {len(png) / 1000:.1f} kB, whole message {size / 1000:.1f} kB")
 
 

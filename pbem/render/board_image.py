@@ -332,16 +332,36 @@ def _caption_texts(view: BoardView, language: str) -> dict[object, str | None]:
 
 def _captions(draw: ImageDraw.ImageDraw, view: BoardView, language: str, top: Who, bottom: Who) -> None:
     """Names with pips and borne-off checkers above and below, the score and the last move."""
-    font = _font(16)
     captions = _caption_texts(view, language)
-    draw.text((8, LINE // 2), str(captions["score"]), fill=_INK, font=font, anchor="lm")
+    _write(draw, (8, LINE // 2), str(captions["score"]), 16)
     colours = {Who.VIEWER: view.colour, Who.OPPONENT: other_colour(view.colour)}
     for who, y in ((top, LINE + LINE // 2), (bottom, HEIGHT - LINE - LINE // 2)):
         fill, rim = _CHECKERS[colours[who]]
         draw.ellipse((8, y - 9, 26, y + 9), fill=fill, outline=rim, width=2)
-        draw.text((34, y), str(captions[who]), fill=_INK, font=font, anchor="lm")
+        _write(draw, (34, y), str(captions[who]), 16)
     if captions["last"] is not None:
-        draw.text((34, HEIGHT - LINE // 2), str(captions["last"]), fill=_INK, font=font, anchor="lm")
+        _write(draw, (34, HEIGHT - LINE // 2), str(captions["last"]), 16)
+
+
+TEXTS_KEPT = 1024
+"""How many rendered caption lines are kept: a score or a player's line shows on many pictures."""
+
+
+def _write(draw: ImageDraw.ImageDraw, at: tuple[int, int], text: str, size: int) -> None:
+    """``text`` in ink on paper, its left middle at ``at``, from a kept rendering of its glyphs:
+    the same pixels as drawing it there, without rasterising the line again."""
+    mask, offset = _glyphs(text, size)
+    draw.bitmap((at[0] + offset[0], at[1] + offset[1]), mask, fill=_INK)
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _glyphs(text: str, size: int) -> tuple[Image.Image, tuple[int, int]]:
+    """The coverage of each pixel by the text (an "L" mask) and where its corner lies from the anchor."""
+    font = _font(size)
+    left, top, right, bottom = (int(edge) for edge in font.getbbox(text, anchor="lm"))
+    mask = Image.new("L", (max(right - left, 1), max(bottom - top, 1)), 0)
+    ImageDraw.Draw(mask).text((-left, -top), text, fill=255, font=font, anchor="lm")
+    return mask, (left, top)
 
 
 def _png(image: Image.Image) -> bytes:
