@@ -49,6 +49,9 @@ PARTS = (
     ("Maildir in and out", ("mail/sources.py", "mail/sinks.py", "mailbox.py")),
 )
 TOP_FUNCTIONS = 15
+IDLE_LEAVES = ("_worker (concurrent/futures/thread.py:81)",)
+"""A worker thread of asyncio.to_thread waiting for work in ``work_queue.get`` (py-spy counts it
+as running)."""
 TOP_OWN_FUNCTIONS = 40
 
 
@@ -96,7 +99,7 @@ def report(collapsed: str, moves: int, cpu_ms: float, options: argparse.Namespac
             continue
         count = int(count_text)
         frames = stack.split(";")
-        if frames[-1].startswith(("thread (", "process ")) or any(
+        if frames[-1].startswith(("thread (", "process ")) or frames[-1].startswith(IDLE_LEAVES) or any(
                 "(idle)" in frame or "select.py" in frame or "selectors.py" in frame for frame in frames[-2:]):
             continue  # waiting, not working (a thread with no Python frame on top is waiting too)
         total += count
