@@ -6,7 +6,7 @@ rules core never sees the database, and the database only sees ``to_dict`` docum
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlmodel import Session, col, select
 
@@ -17,6 +17,7 @@ from pbem.rules.prizes import Prize
 from pbem.rules.scoring import Score
 from pbem.store.db import utc_now
 from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player, Seat
+from pbem.store.watching import MatchWatch
 
 
 @dataclass
@@ -26,15 +27,19 @@ class Table:
     players: tuple[Player, Player]
     score: Score
     game: Game | None
+    unwatched: bool = field(default=False, compare=False)
+    """Known to have no watch settings (read with the match): nobody can be watching it, and
+    nothing needs to ask."""
 
     @classmethod
     def load(cls, session: Session, record: MatchRecord) -> Table:
-        seats = session.exec(select(Seat).where(Seat.match_id == record.id).order_by(col(Seat.number))).all()
-        assert len(seats) == 2, f"match {record.id} has {len(seats)} seats"
-        players = (session.get(Player, seats[0].player_id), session.get(Player, seats[1].player_id))
-        assert players[0] is not None and players[1] is not None
+        """The table of ``record``: its seats and players in one statement."""
+        rows = session.exec(select(Seat, Player).join(Player, col(Player.id) == Seat.player_id)
+                            .where(Seat.match_id == record.id).order_by(col(Seat.number))).all()
+        assert len(rows) == 2, f"match {record.id} has {len(rows)} seats"
+        (seat_0, player_0), (seat_1, player_1) = rows
         game = Game.from_dict(record.game) if record.game is not None else None
-        return cls(record, (seats[0], seats[1]), (players[0], players[1]), Score.from_dict(record.score), game)
+        return cls(record, (seat_0, seat_1), (player_0, player_1), Score.from_dict(record.score), game)
 
     def save(self, session: Session) -> None:
         self.record.score = self.score.to_dict()
@@ -133,17 +138,21 @@ def locked_match(session: Session, match_id: int, *, skip_locked: bool = False) 
 
 
 def table_for_token(session: Session, token: str, *, lock: bool = True) -> tuple[Table, int] | None:
-    """The match a game token belongs to, locked (:func:`locked_match`), and the seat it was
-    given to.  The match is locked before anything of it is read; ``lock=False`` only to show
-    it (the web board's page), so that a reader holds up no mail."""
-    found = session.exec(select(Seat.match_id, Seat.number).where(Seat.token == token)).first()
-    if found is not None and not lock:
-        record = session.get(MatchRecord, found[0])
-    else:
-        record = None if found is None else locked_match(session, found[0])
-    if found is None or record is None:
+    """The match a game token belongs to, locked (as :func:`locked_match` locks it: the row read
+    afresh once locked), and the seat it was given to; the match, the seat and the watch
+    settings in one statement.  ``lock=False`` only to show it (the web board's page), so that a
+    reader holds up no mail."""
+    query = (select(MatchRecord, Seat.number, MatchWatch).join(Seat, col(Seat.match_id) == MatchRecord.id)
+             .outerjoin(MatchWatch, col(MatchWatch.match_id) == MatchRecord.id).where(Seat.token == token))
+    if lock:
+        query = query.with_for_update(of=MatchRecord).execution_options(populate_existing=True)
+    found = session.exec(query).first()
+    if found is None:
         return None
-    return Table.load(session, record), found[1]
+    record, seat, watch = found
+    table = Table.load(session, record)
+    table.unwatched = watch is None
+    return table, seat
 
 
 def tables_of(session: Session, player: Player, statuses: tuple[MatchStatus, ...], *,

@@ -86,6 +86,7 @@ def set_watchers(talk: Conversation, table: Table | None, seat: int | None, on: 
                               opponent=shown_name(table.players[1 - seat], talk.language(talk.sender)))
             return
         settings = MatchWatch(match_id=table.id, code=new_code(session))
+        table.unwatched = False
     was_open, changed = settings.allowed(), settings.allows(seat) != on
     settings.allow(seat, on)
     assistant_plays = is_assistant(table.players[1 - seat])
@@ -160,8 +161,10 @@ def send_watch_letters(talk: Conversation) -> None:
     for news in talk.news.values():
         table = news.table
         shown = [event for event in news.events if event.kind in _SHOWN]
+        if not shown or table.unwatched:
+            continue
         with talk.session.no_autoflush:  # the mail's changes are written at its end, in one go
-            settings = talk.session.get(MatchWatch, table.id) if shown else None
+            settings = talk.session.get(MatchWatch, table.id)
         if settings is None or not settings.allowed():
             continue
         watchers = talk.session.exec(select(Watcher).where(Watcher.match_id == table.id)).all()
