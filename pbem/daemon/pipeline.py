@@ -213,12 +213,8 @@ class MailPipeline:
         it is written by one INSERT with everything the handler set on it."""
         with session_scope(self.engine) as session:
             inbound = self._find_inbound(session, message_id)
-            if inbound is not None and inbound.state == InboundState.FAILED:
-                # Shunted before (by this daemon before a crash, or by another one meanwhile):
-                # put aside again, not applied again, until the operator requeues it.
-                return InboxResult(Outcome.FAILED, message_id, inbound.reason)
-            if inbound is not None and inbound.state != InboundState.REQUEUED:
-                return InboxResult(Outcome.ALREADY_DONE, message_id)
+            if (settled := _settled(inbound, message_id)) is not None:
+                return settled
             inbound = inbound or self._new_inbound(raw, message_id)
             inbound.state, inbound.reason = InboundState.APPLIED, ""
             now = self.clock()
@@ -241,10 +237,8 @@ class MailPipeline:
             log.error("inbox %s: failed: %s", message_id, reason, exc_info=error)
         with session_scope(self.engine) as session:
             inbound = self._find_inbound(session, message_id)
-            if inbound is not None and inbound.state == InboundState.FAILED:
-                return InboxResult(Outcome.FAILED, message_id, inbound.reason)
-            if inbound is not None and inbound.state != InboundState.REQUEUED:
-                return InboxResult(Outcome.ALREADY_DONE, message_id)
+            if (settled := _settled(inbound, message_id)) is not None:
+                return settled
             inbound = inbound or self._new_inbound(raw, message_id)
             inbound.state, inbound.reason, inbound.processed_at = InboundState.FAILED, reason, self.clock()
             session.add(inbound)
@@ -457,6 +451,16 @@ class ClaimedMail:
     """Lets go of the claim, once the outcome is recorded."""
     send_by: datetime | None
     """An own answer's end of lease: it is sent before then or not at all."""
+
+
+def _settled(inbound: InboundMail | None, message_id: str) -> InboxResult | None:
+    """What became of a mail found recorded, unless the operator requeued it (None: apply it).
+    A shunted one is put aside again, not applied, until the operator requeues it."""
+    if inbound is None or inbound.state == InboundState.REQUEUED:
+        return None
+    if inbound.state == InboundState.FAILED:
+        return InboxResult(Outcome.FAILED, message_id, inbound.reason)
+    return InboxResult(Outcome.ALREADY_DONE, message_id)
 
 
 def _nothing() -> None:

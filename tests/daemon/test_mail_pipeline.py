@@ -393,13 +393,19 @@ def test_the_answers_of_a_daemon_that_died_before_sending_them_are_sent_once_the
     assert [recipients for _, _, recipients in sink.sent] == [["alice@example.org"]]
 
 
+def applied_mails(pipeline: MailPipeline, config, count: int) -> MailPipeline:
+    """``pipeline`` after it applied ``count`` mails (their answers not sent yet)."""
+    for number in range(count):
+        deliver(config.inbox_dir, f"{number}.a", mail("hi there", message_id=f"<m{number}@example.org>"))
+    asyncio.run(pipeline.read_inbox())
+    return pipeline
+
+
 def test_the_only_daemon_on_a_database_takes_back_the_answers_of_its_killed_predecessor_as_it_starts(engine, config):
     """On SQLite one daemon runs per file: nobody else can be sending them."""
     clock = Clock()
-    dead = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo, clock=clock)
-    for number in range(2):
-        deliver(config.inbox_dir, f"{number}.a", mail("hi there", message_id=f"<m{number}@example.org>"))
-    asyncio.run(dead.read_inbox())
+    dead = applied_mails(MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo,
+                                      clock=clock), config, 2)
     asyncio.run(dead._record(dead._own_answers.popleft(), ConnectionError("server says no")))  # one failed
     sink = FlakySink(0)
     successor = MailPipeline(engine, MaildirSource(config.inbox_dir), sink, echo_handlers.echo, clock=clock)
@@ -411,10 +417,8 @@ def test_the_only_daemon_on_a_database_takes_back_the_answers_of_its_killed_pred
 
 def test_a_stopping_daemon_hands_back_the_answers_it_did_not_send(engine, config):
     clock = Clock()
-    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo, clock=clock)
-    for number in range(2):
-        deliver(config.inbox_dir, f"{number}.a", mail("hi there", message_id=f"<m{number}@example.org>"))
-    asyncio.run(pipeline.read_inbox())
+    pipeline = applied_mails(MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo,
+                                          clock=clock), config, 2)
     pipeline.stop()
     assert asyncio.run(pipeline.send_own_answers()) == 0
     pipeline.hand_back_own_answers()
