@@ -30,11 +30,14 @@ from pbem.mail.reading import TOKEN_PATTERN
 from pbem.mail.transport import open_inbound_source, open_outbound_sink
 from pbem.periodic import PeriodicJob
 from pbem.store.attempts import FileJournal
-from pbem.store.db import create_schema, make_engine
+from pbem.store.db import clock_offset, create_schema, make_engine
 
 log = logging.getLogger(__name__)
 
 OUTBOX_INTERVAL = timedelta(seconds=5)
+MAX_CLOCK_OFFSET_SECONDS = 5.0
+"""A host whose clock is further off the database server's is told so at start: several daemons
+need their clocks in step (an answer another daemon holds for 60 s would be sent twice)."""
 YOUNG_COLLECTION_THRESHOLD = 7000
 """Allocations between two collections of the youngest generation (Python's default is 700):
 reading and composing one mail makes tens of thousands of short-lived objects."""
@@ -215,6 +218,11 @@ async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = 
 async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob], web_app: WebApp | None) -> None:
     engine = make_engine(config.database.url)
     create_schema(engine)
+    offset = clock_offset(engine)
+    if abs(offset) > MAX_CLOCK_OFFSET_SECONDS:
+        log.warning("this host's clock is %.0f s %s the database server's: keep the clocks of every host in step "
+                    "(NTP), or several daemons may send an answer twice and end a game's clock early or late",
+                    abs(offset), "behind" if offset > 0 else "ahead of")
     web = None
     if config.web is not None and web_app is not None:
         try:

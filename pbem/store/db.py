@@ -163,6 +163,19 @@ def once_more_if_disconnected(work: Callable[[], T]) -> T:
     return work()
 
 
+def clock_offset(engine: Engine, now: Callable[[], datetime] = utc_now) -> float:
+    """How many seconds the database server's clock is ahead of this host's (0 on SQLite, where
+    the database is this host's).  Daemons on several hosts decide by their own clocks when an
+    answer another daemon holds is due, and when a game's clock runs out."""
+    if engine.dialect.name != "postgresql":
+        return 0.0
+    with engine.connect() as connection:
+        before = now()
+        server = connection.execute(text("SELECT clock_timestamp()")).scalar_one()
+        after = now()
+    return (server - (before + (after - before) / 2)).total_seconds()
+
+
 def import_model_modules() -> None:
     """Register every table with `SQLModel.metadata`."""
     for name in MODEL_MODULES:

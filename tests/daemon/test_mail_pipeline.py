@@ -575,3 +575,12 @@ def test_connections_the_database_dropped_cost_no_mail_and_no_answer_twice(engin
     assert [row.state for row in inbound_rows(engine)] == [InboundState.APPLIED] * 3
     assert all(row.sent_at is not None for row in outbound_rows(engine)) and len(sink.sent) == 3
     assert len(files(config.inbox_dir / DONE_FOLDER)) == 3
+
+
+def test_the_offset_of_this_host_s_clock_from_the_database_server_s_is_measured(engine):
+    """pbem serve warns at start when it is over MAX_CLOCK_OFFSET_SECONDS (several daemons decide
+    by their own clocks when another's answer is due)."""
+    from pbem.store.db import clock_offset
+    assert abs(clock_offset(engine)) < 1.0
+    behind = clock_offset(engine, now=lambda: utc_now() - timedelta(seconds=90))
+    assert behind == 0.0 if engine.dialect.name == "sqlite" else 89.0 < behind < 91.0
