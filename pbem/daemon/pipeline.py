@@ -38,7 +38,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import Enum
 
@@ -78,13 +78,10 @@ SEND_LEASE = timedelta(seconds=30)
 """On PostgreSQL, how long a claimed answer is left to the daemon sending it even if its claim
 is lost; a daemon killed while sending leaves the answer to be sent again after that."""
 OWN_ANSWER_LEASE = timedelta(seconds=60)
-"""How long the answers of a daemon's own mail are left to it alone.  It sends each within this
-time or not at all (a send is cut off when the lease ends, and tried again later like any failed
-one).  A daemon that stops cleanly hands them back at once; one killed first leaves them to any
-daemon's outbox job once the lease is over (on SQLite, where one daemon runs per file, the next
-daemon takes them back as it starts)."""
-MIN_SEND_SECONDS = 10.0
-"""An own answer with less of its lease left is left to the outbox job once the lease is over."""
+"""How long the answers of a daemon's own mail are left to it alone: no other daemon's outbox job
+takes them before (by its own clock).  A daemon that stops cleanly hands them back at once; one
+killed first leaves them to any daemon's outbox job once the lease is over (on SQLite, where one
+daemon runs per file, the next daemon takes them back as it starts)."""
 OUTBOX_BATCH = 16
 """How many due answers are read at a time (each is claimed on its own as it is sent)."""
 
@@ -171,21 +168,23 @@ class MailPipeline:
                 await self.source.mark_done(message.key)
         finally:
             if several:
-                await asyncio.to_thread(release)
+                await asyncio.to_thread(_let_go, release, message_id)
         log.info("inbox %s: %s%s", result.message_id, result.outcome.value,
                  f" ({result.reason})" if result.reason else "")
         return result
 
     def _apply(self, raw: bytes, message_id: str) -> InboxResult:
         deaths = self.journal.start(message_id)
-        if deaths >= MAX_DEATHS:
-            reason = f"the process died {deaths} times while applying this mail; shunted"
-            log.error("inbox %s: %s", message_id, reason)
-            result = self._record_failure(raw, message_id, reason)
-        else:
-            result = once_more_if_disconnected(lambda: self._apply_with_retries(raw, message_id))
-        # Not reached when the database failed (OperationalError): the start stays counted, so a
-        # mail that keeps failing that way is shunted too.
+        try:
+            if deaths >= MAX_DEATHS:
+                reason = f"the process died {deaths} times while applying this mail; shunted"
+                log.error("inbox %s: %s", message_id, reason)
+                result = self._record_failure(raw, message_id, reason)
+            else:
+                result = once_more_if_disconnected(lambda: self._apply_with_retries(raw, message_id))
+        except (OperationalError, InterfaceError):
+            self.journal.take_back(message_id)  # the database failed (busy, locked, gone), not the mail
+            raise
         self.journal.end(message_id)
         return result
 
@@ -303,12 +302,29 @@ class MailPipeline:
                 .values(next_attempt_at=now))
 
     async def _own_in_hand(self) -> AsyncIterator[ClaimedMail]:
+        """Own answers, from memory.  Only the one daemon on SQLite sends one within its lease
+        without asking: on PostgreSQL each is claimed and found unsent first (another host's
+        clock may run ahead, and a send may outlast the lease), and past its lease any other
+        daemon may have sent it, so it is claimed and read again as every due answer is."""
         while self._own_answers and not self.stopping:
             answer = self._own_answers.popleft()
-            if answer.send_by is not None and (answer.send_by - self.clock()).total_seconds() >= MIN_SEND_SECONDS:
-                yield answer
-            else:  # queued long ago (an overloaded server): sent by the outbox job once its lease is over
-                log.warning("outbox %s: its lease is nearly over; left to the outbox job", answer.message_id)
+            if self.engine.dialect.name == "postgresql":
+                mail = await asyncio.to_thread(self._claim_own, answer)
+            elif answer.lease_until is not None and self.clock() >= answer.lease_until:
+                mail = await asyncio.to_thread(self._claim_outbound, answer.id)
+            else:
+                mail = answer
+            if mail is not None:
+                yield mail
+
+    def _claim_own(self, answer: ClaimedMail) -> ClaimedMail | None:
+        """The answer, claimed (as :meth:`_claim_outbound` claims one) if it is still unsent: two
+        statements on the claim's connection, no transaction, and the mail not read again."""
+        unsent = (select(OutboundMail.id).where(OutboundMail.id == answer.id)
+                  .where(col(OutboundMail.sent_at).is_(None))
+                  .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id))))
+        release = claim(self.engine, f"outbound {answer.id}", still=unsent)
+        return None if release is None else replace(answer, release=release)
 
     async def _claimed(self, outbound_ids: list[int]) -> AsyncIterator[ClaimedMail]:
         for outbound_id in outbound_ids:
@@ -336,13 +352,9 @@ class MailPipeline:
         return sent
 
     async def _send(self, mail: ClaimedMail) -> Exception | None:
-        """Hand the mail to the sink, within its lease if it has one; the error if it failed."""
+        """Hand the mail to the sink; the error if it failed."""
         try:
-            sending = self.sink.send(mail.raw, mail.sender, list(mail.recipients))
-            if mail.send_by is None:
-                await sending
-            else:
-                await asyncio.wait_for(sending, (mail.send_by - self.clock()).total_seconds())
+            await self.sink.send(mail.raw, mail.sender, list(mail.recipients))
         except Exception as exc:
             return exc
         return None
@@ -363,11 +375,8 @@ class MailPipeline:
             log.exception("outbox row %d: not recorded, will be tried again", mail.id)
             return 0
         finally:
-            try:
-                if mail.release is not _nothing:
-                    await asyncio.to_thread(mail.release)
-            except Exception as exc:  # its connection went away, and the lock with it: nothing to let go
-                log.warning("outbox %s: releasing the claim failed (%s)", mail.message_id, _describe(exc))
+            if mail.release is not _nothing:
+                await asyncio.to_thread(_let_go, mail.release, mail.message_id)
         if give_up:
             log.error("outbox %s to %s: given up after %d attempts (%s)", mail.message_id,
                       ", ".join(mail.recipients), mail.attempts + 1, _describe(error))
@@ -449,8 +458,8 @@ class ClaimedMail:
     created_at: datetime
     release: Callable[[], None]
     """Lets go of the claim, once the outcome is recorded."""
-    send_by: datetime | None
-    """An own answer's end of lease: it is sent before then or not at all."""
+    lease_until: datetime | None
+    """An own answer's end of lease (None: a due answer claimed from the outbox)."""
 
 
 def _settled(inbound: InboundMail | None, message_id: str) -> InboxResult | None:
@@ -461,6 +470,14 @@ def _settled(inbound: InboundMail | None, message_id: str) -> InboxResult | None
     if inbound.state == InboundState.FAILED:
         return InboxResult(Outcome.FAILED, message_id, inbound.reason)
     return InboxResult(Outcome.ALREADY_DONE, message_id)
+
+
+def _let_go(release: Callable[[], None], key: str) -> None:
+    """Release a claim; one whose connection went away (the database restarted) went with it."""
+    try:
+        release()
+    except Exception as error:
+        log.warning("claim of %s: releasing it failed (%s); it went with its connection", key, _describe(error))
 
 
 def _nothing() -> None:

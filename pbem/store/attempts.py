@@ -17,12 +17,15 @@ MAX_DEATHS deaths on any one of them).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,9 @@ class AttemptJournal(Protocol):
     def end(self, message_id: str) -> None:
         """The mail is applied, shunted or found done: forget its starts."""
 
+    def take_back(self, message_id: str) -> None:
+        """The last start ended in a failure of the database, not of the mail: it is no death."""
+
     def interrupted(self) -> list[Interrupted]:
         """The mails that started and did not end (being applied now, or the process died)."""
 
@@ -57,16 +63,40 @@ class FileJournal:
         return self.directory / hashlib.sha256(message_id.encode("utf-8", "surrogateescape")).hexdigest()
 
     def start(self, message_id: str) -> int:
+        """A journal that cannot be written (a full disk) does not stop the mail: it is applied
+        without the count, and the error logged."""
         path = self._path(message_id)
         before = _read(path)
         starts = before.starts if before is not None and before.message_id == message_id else 0
-        temporary = path.with_name(path.name + f".{os.getpid()}.{threading.get_ident()}")
-        temporary.write_text(f"{starts + 1}\n{message_id}\n", encoding="utf-8", errors="surrogateescape")
-        os.replace(temporary, path)  # a crash in the write never leaves a half-written count
+        try:
+            self._write(path, starts + 1, message_id)
+        except OSError as error:
+            log.error("the attempt journal %s cannot be written (%s): mails are applied without counting "
+                      "the deaths of the process in them", self.directory, error)
         return starts
 
     def end(self, message_id: str) -> None:
         self._path(message_id).unlink(missing_ok=True)
+
+    def take_back(self, message_id: str) -> None:
+        path = self._path(message_id)
+        entry = _read(path)
+        if entry is None or entry.starts <= 1:
+            path.unlink(missing_ok=True)
+        else:
+            try:
+                self._write(path, entry.starts - 1, message_id)
+            except OSError as error:
+                log.error("the attempt journal %s cannot be written (%s)", self.directory, error)
+
+    @staticmethod
+    def _write(path: Path, starts: int, message_id: str) -> None:
+        temporary = path.with_name(path.name + f".{os.getpid()}.{threading.get_ident()}")
+        try:
+            temporary.write_text(f"{starts}\n{message_id}\n", encoding="utf-8", errors="surrogateescape")
+            os.replace(temporary, path)  # a crash in the write never leaves a half-written count
+        finally:
+            temporary.unlink(missing_ok=True)
 
     def interrupted(self) -> list[Interrupted]:
         found = (_read(path) for path in self.directory.iterdir() if "." not in path.name)
@@ -103,6 +133,12 @@ class MemoryJournal:
     def end(self, message_id: str) -> None:
         with self._lock:
             self._starts.pop(message_id, None)
+
+    def take_back(self, message_id: str) -> None:
+        with self._lock:
+            entry = self._starts.pop(message_id, None)
+            if entry is not None and entry.starts > 1:
+                self._starts[message_id] = Interrupted(message_id, entry.starts - 1, entry.last_start)
 
     def interrupted(self) -> list[Interrupted]:
         with self._lock:

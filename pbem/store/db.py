@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import DateTime, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.sql.expression import Executable
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel, create_engine
@@ -110,7 +111,7 @@ def session_scope(engine: Engine) -> Iterator[Session]:
             raise
 
 
-def claim(engine: Engine, key: str) -> Callable[[], None] | None:
+def claim(engine: Engine, key: str, still: Executable | None = None) -> Callable[[], None] | None:
     """Claim ``key`` (a mail's Message-ID) for this process; returns the function that releases
     it, or None when another process holds it.
 
@@ -118,7 +119,9 @@ def claim(engine: Engine, key: str) -> Callable[[], None] | None:
     lock, held on a connection of its own, lets exactly one apply it and put it away; it is
     released by the function returned, or when the process dies (its connection closes).  On
     SQLite only one daemon runs per file (``pbem serve`` refuses a second), so every claim
-    succeeds.
+    succeeds.  ``still``, on PostgreSQL: a query that must find a row once the lock is taken (the
+    work is still to be done), sent on the lock's connection with no transaction around it; when
+    it finds none, the claim is let go at once and None returned.
     """
     if engine.dialect.name != "postgresql":
         return lambda: None
@@ -126,6 +129,14 @@ def claim(engine: Engine, key: str) -> Callable[[], None] | None:
     connection = once_more_if_disconnected(lambda: _try_lock(engine, number))
     if connection is None:
         return None
+    try:
+        if still is not None and connection.execute(still).first() is None:
+            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": number})
+            connection.close()
+            return None
+    except BaseException:
+        connection.close()
+        raise
 
     def release() -> None:
         try:
@@ -171,9 +182,9 @@ def clock_offset(engine: Engine, now: Callable[[], datetime] = utc_now) -> float
         return 0.0
     with engine.connect() as connection:
         before = now()
-        server = connection.execute(text("SELECT clock_timestamp()")).scalar_one()
+        server: datetime = connection.execute(text("SELECT clock_timestamp()")).scalar_one()
         after = now()
-    return (server - (before + (after - before) / 2)).total_seconds()
+    return float((server - (before + (after - before) / 2)).total_seconds())
 
 
 def import_model_modules() -> None:

@@ -37,3 +37,28 @@ def test_a_start_outlives_a_killed_process(tmp_path):
     assert [(entry.message_id, entry.starts) for entry in journal.interrupted()] == [(odd, 2)]
     assert journal.start(odd) == 2
     assert [path.parent for path in (tmp_path / "applying").iterdir()] == [tmp_path / "applying"]
+
+
+def test_a_start_taken_back_is_no_death(tmp_path):
+    """The database failed in the mail, not the process (pbem.daemon.pipeline takes the start back)."""
+    for journal in (FileJournal(tmp_path / "applying"), MemoryJournal()):
+        journal.start("<a@example.org>")
+        journal.start("<a@example.org>")
+        journal.take_back("<a@example.org>")
+        assert [(entry.message_id, entry.starts) for entry in journal.interrupted()] == [("<a@example.org>", 1)]
+        journal.take_back("<a@example.org>")
+        journal.take_back("<never started@example.org>")
+        assert journal.interrupted() == []
+
+
+def test_a_journal_that_cannot_be_written_does_not_stop_the_mail(tmp_path, monkeypatch, caplog):
+    """A full disk: the mail is applied without its count, and the operator is told."""
+    journal = FileJournal(tmp_path / "applying")
+
+    def full(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("pathlib.Path.write_text", full)
+    assert journal.start("<a@example.org>") == 0
+    assert "cannot be written" in caplog.text and "No space left" in caplog.text
+    assert list((tmp_path / "applying").iterdir()) == []
