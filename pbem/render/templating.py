@@ -145,6 +145,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        auto_reload=False,  # the templates ship with the program: no stat of their files for every mail
     )
     env.filters.update(duration=_duration_filter, dice=format_dice, point=_point_filter, rating=_rating_filter,
                        credits=_credits_filter, percent=_percent_filter)
