@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
+from pbem.daemon.pipeline import OWN_ANSWER_LEASE
 from pbem.mail.local_client import deliver_to_maildir
 from pbem.store.db import session_scope
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
@@ -104,8 +105,10 @@ def test_sigkill_mid_batch_then_restart_applies_and_answers_each_mail_once(confi
 
     process = start_daemon(config_file, "slow_echo", delay=0.0)
     try:
-        wait_until(lambda: len(outbox_mails(config.outbox_dir)) >= total and _all_sent(engine), 60,
-                   "every answer")
+        # On PostgreSQL the answers the killed daemon had queued for itself wait for their lease
+        # (OWN_ANSWER_LEASE); on SQLite the new daemon takes them back as it starts.
+        wait_until(lambda: len(outbox_mails(config.outbox_dir)) >= total and _all_sent(engine),
+                   60 + OWN_ANSWER_LEASE.total_seconds(), "every answer")
     finally:
         status, _, output = stop(process)
     assert status == 0, output
