@@ -65,6 +65,7 @@ from pbem.config import Config, load_config  # noqa: E402
 from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir  # noqa: E402
 from pbem.service.clock_job import check_clocks  # noqa: E402
 from pbem.service.reports import GamesWanted, games_rows  # noqa: E402
+from pbem.service.retention import prune_mail  # noqa: E402
 from pbem.store.db import create_schema, import_model_modules, make_engine, utc_now  # noqa: E402
 from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Seat  # noqa: E402
 from pbem.store.game_records import Player as PlayerRow  # noqa: E402
@@ -433,6 +434,86 @@ def daemon_memory(config: Config, result: Probe) -> tuple[dict[str, int], list[d
         daemon.wait(timeout=60)
 
 
+# -- 6. storage per finished game -----------------------------------------------------------
+
+
+SIZES = {
+    "sqlite": "SELECT schema.tbl_name, stat.name, sum(stat.pgsize) FROM dbstat AS stat "
+              "JOIN sqlite_schema AS schema ON schema.name = stat.name GROUP BY stat.name",
+    "postgresql": "SELECT coalesce(tables.relname, class.relname), class.relname, "
+                  "pg_total_relation_size(class.oid) - (CASE WHEN class.relkind = 'r' "
+                  "THEN pg_indexes_size(class.oid) ELSE 0 END) "
+                  "FROM pg_class AS class JOIN pg_namespace AS space ON space.oid = class.relnamespace "
+                  "LEFT JOIN pg_index AS ix ON ix.indexrelid = class.oid "
+                  "LEFT JOIN pg_class AS tables ON tables.oid = ix.indrelid "
+                  "WHERE space.nspname = 'public' AND class.relkind IN ('r', 'i')",
+}
+"""(table, table or index, bytes) of everything the database keeps: SQLite's pages per b-tree,
+PostgreSQL's relations with their TOAST (a table's own size leaves its indexes out)."""
+
+
+def stored_sizes(engine: Engine) -> dict[tuple[str, str], int]:
+    """The bytes of each table and index, compacted first (VACUUM; VACUUM FULL on PostgreSQL)
+    so that pages freed by deletes do not count."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.exec_driver_sql("VACUUM FULL" if engine.dialect.name == "postgresql" else "VACUUM")
+        return {(table, name): int(size) for table, name, size in
+                connection.exec_driver_sql(SIZES[engine.dialect.name])}
+
+
+@dataclass
+class Storage:
+    games: int
+    empty: dict[tuple[str, str], int]
+    before: dict[tuple[str, str], int]
+    after: dict[tuple[str, str], int]
+
+    def per_game(self, sizes: dict[tuple[str, str], int], key: tuple[str, str] | None = None) -> float:
+        """Bytes beyond the empty database, per finished game (of one object, or all)."""
+        keys = [key] if key else sizes
+        return sum(sizes.get(each, 0) - self.empty.get(each, 0) for each in keys) / self.games
+
+
+def measure_storage(directory: Path, url: str | None, games: int) -> Storage:
+    """Play ``games`` single games whole between two players (and mail their reviews) on a fresh
+    database, then run the retention job as it runs ``retention_days`` after their end."""
+    shutil.rmtree(directory, ignore_errors=True)
+    config = write_config(directory, url)
+    office = PostOffice(config, LoadedDice(seed=11))
+    empty = stored_sizes(office.engine)
+    anna, ben = Player(office, ANNA, "Anna"), Player(office, BEN, "Ben")
+    for _ in range(games):
+        play_to_end(office, (anna, ben), invite_and_accept(office, anna, ben, f"invite {BEN}"))
+    office.review()
+    before = stored_sizes(office.engine)
+    retention = timedelta(days=config.database.retention_days)
+    prune_mail(office.engine, utc_now() + retention + timedelta(hours=1), retention)
+    after = stored_sizes(office.engine)
+    office.engine.dispose()
+    return Storage(games, empty, before, after)
+
+
+def print_storage(storage: Storage, dialect: str) -> None:
+    print(f"\nstorage per finished game on {dialect}: {storage.games} single games played whole, "
+          f"then retention (goal: at most 50 KB after it)")
+    print(f"  {'table and its indexes':44}{'before':>12}{'after':>10}   (bytes beyond an empty database, per game)")
+    tables = sorted({table for table, _ in storage.after} | {table for table, _ in storage.before})
+    for table in sorted(tables, key=lambda name: -sum(storage.per_game(storage.after, key) for key in storage.after
+                                                       if key[0] == name)):
+        objects = sorted(key for key in {*storage.before, *storage.after} if key[0] == table)
+        before = sum(storage.per_game(storage.before, key) for key in objects)
+        after = sum(storage.per_game(storage.after, key) for key in objects)
+        if round(before) == round(after) == 0:
+            continue
+        print(f"  {table:44}{before:12,.0f}{after:10,.0f}")
+        for key in objects:
+            if key[1] != table and round(storage.per_game(storage.after, key)):
+                print(f"    {key[1]:42}{storage.per_game(storage.before, key):12,.0f}"
+                      f"{storage.per_game(storage.after, key):10,.0f}")
+    print(f"  {'all':44}{storage.per_game(storage.before):12,.0f}{storage.per_game(storage.after):10,.0f}"
+          f"   = {storage.per_game(storage.after) / 1000:.1f} KB per game after retention")
+
+
 # -- running it ------------------------------------------------------------------------------
 
 
@@ -446,6 +527,10 @@ def main() -> None:
     parser.add_argument("--running", type=int, default=10_000, help="running games (default 10,000)")
     parser.add_argument("--mails", type=int, default=4, help="incoming mail rows per finished game (default 4)")
     parser.add_argument("--samples", type=int, default=15, help="timings per figure (default 15)")
+    parser.add_argument("--storage-games", type=int, default=10,
+                        help="single games played whole for the bytes kept per finished game (default 10)")
+    parser.add_argument("--storage-only", action="store_true",
+                        help="only the bytes kept per finished game, not the big database")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--database-url", help="the big database, one of your own: pbem's tables in it are "
                                                "dropped, then filled (with --empty-database-url)")
@@ -458,7 +543,7 @@ def main() -> None:
                         "2 samples")
     args = parser.parse_args()
     if args.small:
-        args.finished, args.running, args.samples = 200, 20, 2
+        args.finished, args.running, args.samples, args.storage_games = 200, 20, 2, 1
     if bool(args.database_url) != bool(args.empty_database_url) or (args.database_url and args.postgresql):
         parser.error("--database-url and --empty-database-url go together, and not with --postgresql")
 
@@ -470,7 +555,10 @@ def main() -> None:
         server = PostgresServer()
         server.start()
     try:
-        run(args, workdir, server)
+        if args.storage_only:
+            run_storage(args, workdir, server)
+        else:
+            run(args, workdir, server)
     finally:
         if server is not None:
             server.stop()
@@ -545,6 +633,18 @@ def run(args: argparse.Namespace, workdir: Path, server: Any) -> None:
     print(f"  daemon: VmRSS {memory['VmRSS'] / 1024:.0f} MB, peak VmHWM {memory['VmHWM'] / 1024:.0f} MB")
     for number, worker in enumerate(workers, start=1):
         print(f"  worker {number}: VmRSS {worker['VmRSS'] / 1024:.0f} MB, peak VmHWM {worker['VmHWM'] / 1024:.0f} MB")
+
+    run_storage(args, workdir, server)
+
+
+def run_storage(args: argparse.Namespace, workdir: Path, server: Any) -> None:
+    url = str(server.new_database()) if server is not None else args.empty_database_url
+    if url is not None:
+        engine = make_engine(url)
+        reset(engine)
+        engine.dispose()
+    storage = measure_storage(workdir / "storage", url, args.storage_games)
+    print_storage(storage, "PostgreSQL" if url else "SQLite")
 
 
 if __name__ == "__main__":
