@@ -89,6 +89,9 @@ def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_play
         settings = connection.execute("SELECT DISTINCT copies, automove, greedy FROM players").fetchall()
         news = connection.execute("SELECT DISTINCT news FROM seats").fetchall()
     assert settings == [(0, 1, 0)] and news == [("[]",)]
+    with sqlite3.connect(path) as connection:  # revision 0019: Anna's 1490 and Ben's 1510 counted
+        counts = connection.execute("SELECT kind, band, players FROM rating_counts ORDER BY band").fetchall()
+    assert counts == [("casual", 186, 1), ("casual", 188, 1)]
 
     config = load_config(config_file)
     office = PostOffice(config, LoadedDice(seed=3))
@@ -133,10 +136,34 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
                             "matches DROP COLUMN tournament_round", "matches DROP COLUMN tournament_index",
                             "matches DROP COLUMN ladder_id", "account_confirmations DROP COLUMN invited_by"):
             connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0018 add
-        for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch"):
+        for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch",
+                      "rating_counts"):
             connection.execute(text(f"DROP TABLE {table}"))
         connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
     assert upgrade_schema(engine) == (before, head_revision())
     with engine.connect() as connection:
         assert [tuple(row) for row in connection.execute(text(RAW_STORAGE))] == fast
     engine.dispose()
+
+
+def test_revision_0019_counts_the_rated_players(engine):
+    """Issue 23, growth: the ``ratings`` answer's kept counts made from the players."""
+    from sqlalchemy import text
+
+    from pbem.store.db import upgrade_schema
+
+    with engine.begin() as connection:  # back to revision 0018, with rated players
+        connection.execute(text("DROP TABLE rating_counts"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0018'"))
+        for number, (casual, match) in enumerate(((1490.0, 0), (1510.0, 3), (1511.5, 5), (1500.0, 0))):
+            connection.execute(text("INSERT INTO players (address, name, numbering, refuses_invitations, autoroll, "
+                                    "copies, automove, greedy, bounces, created_at, rating_match, experience_match, "
+                                    "rating_casual, experience_casual, rating_prize, experience_prize, "
+                                    "vacation_days) VALUES (:address, '', 'own', false, false, false, true, false, 0, "
+                                    "'2030-01-01', 1500, :match, :casual, :experience, 1500, 0, '{}')"),
+                               {"address": f"p{number}@example.org", "casual": casual, "match": match,
+                                "experience": 0 if casual == 1500.0 else 1})
+    assert upgrade_schema(engine) == ("0018", "0019")
+    with engine.connect() as connection:
+        counts = connection.execute(text("SELECT kind, band, players FROM rating_counts ORDER BY kind, band")).all()
+    assert [tuple(row) for row in counts] == [("casual", 186, 1), ("casual", 188, 2), ("match", 187, 2)]
