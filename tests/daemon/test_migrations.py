@@ -139,6 +139,8 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
         for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch",
                       "rating_counts"):
             connection.execute(text(f"DROP TABLE {table}"))
+        connection.execute(text("DROP INDEX ix_inbound_mail_unpruned"))  # 0019's, and the index before it
+        connection.execute(text("CREATE INDEX ix_inbound_mail_pruned_at ON inbound_mail (pruned_at)"))
         connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
     assert upgrade_schema(engine) == (before, head_revision())
     with engine.connect() as connection:
@@ -146,14 +148,18 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
     engine.dispose()
 
 
-def test_revision_0019_counts_the_rated_players(engine):
-    """Issue 23, growth: the ``ratings`` answer's kept counts made from the players."""
+def test_revision_0019_counts_the_rated_players_and_slims_the_pruned_mails(engine):
+    """Issue 23, growth: the ``ratings`` answer's kept counts made from the players, the index of
+    every pruned mail replaced by one of those not yet pruned, and the pruned mails' sender,
+    subject and reason emptied, as the retention job now leaves them."""
     from sqlalchemy import text
 
     from pbem.store.db import upgrade_schema
 
-    with engine.begin() as connection:  # back to revision 0018, with rated players
+    with engine.begin() as connection:  # back to revision 0018, with rated players and mails
         connection.execute(text("DROP TABLE rating_counts"))
+        connection.execute(text("DROP INDEX ix_inbound_mail_unpruned"))
+        connection.execute(text("CREATE INDEX ix_inbound_mail_pruned_at ON inbound_mail (pruned_at)"))
         connection.execute(text("UPDATE alembic_version SET version_num = '0018'"))
         for number, (casual, match) in enumerate(((1490.0, 0), (1510.0, 3), (1511.5, 5), (1500.0, 0))):
             connection.execute(text("INSERT INTO players (address, name, numbering, refuses_invitations, autoroll, "
@@ -163,7 +169,14 @@ def test_revision_0019_counts_the_rated_players(engine):
                                     "'2030-01-01', 1500, :match, :casual, :experience, 1500, 0, '{}')"),
                                {"address": f"p{number}@example.org", "casual": casual, "match": match,
                                 "experience": 0 if casual == 1500.0 else 1})
+        for number, pruned in enumerate((None, "2030-02-01")):
+            connection.execute(text("INSERT INTO inbound_mail (message_id, sender, subject, raw, received_at, state, "
+                                    "reason, processed_at, pruned_at) VALUES (:id, 'anna@example.org', 'Re: game', "
+                                    ":raw, '2030-01-01', 'applied', 'why', '2030-01-01', :pruned)"),
+                               {"id": f"<{number}@example.org>", "raw": b"" if pruned else b"mail", "pruned": pruned})
     assert upgrade_schema(engine) == ("0018", "0019")
     with engine.connect() as connection:
         counts = connection.execute(text("SELECT kind, band, players FROM rating_counts ORDER BY kind, band")).all()
+        mails = connection.execute(text("SELECT sender, subject, reason FROM inbound_mail ORDER BY message_id")).all()
     assert [tuple(row) for row in counts] == [("casual", 186, 1), ("casual", 188, 2), ("match", 187, 2)]
+    assert [tuple(row) for row in mails] == [("anna@example.org", "Re: game", "why"), ("", "", "")]

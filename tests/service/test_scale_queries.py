@@ -1,7 +1,7 @@
-"""Fast at scale: every statement that a move mail, the ``games`` and ``ratings`` mails and the
-clock job send finds its rows by an index, so that their cost does not grow with the games
-played (bench/scale_bench.py measures it on 100,000 games).  Read from SQLite's plans for the
-statements as sent, with their parameters unknown to the planner."""
+"""Fast at scale: every statement that a move mail, the ``games`` and ``ratings`` mails, the
+clock job and the retention job send finds its rows by an index, so that their cost does not
+grow with the games played (bench/scale_bench.py measures it on 100,000 games).  Read from
+SQLite's plans for the statements as sent, with their parameters unknown to the planner."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from post_office import acts
 from sqlalchemy import event, update
 
 from pbem.service.clock_job import check_clocks
+from pbem.service.retention import prune_mail
 from pbem.store.db import utc_now
 from pbem.store.game_records import MatchRecord
 
@@ -24,6 +25,7 @@ _FULL_SCAN = re.compile(r"^SCAN (\w+)(?: AS \w+)?( USING (?:COVERING )?INDEX \w+
 """A table read whole, or one of its indexes read whole (which only a LIMIT stops early: the
 best ten of a rating read in its index's order)."""
 _LIMITED = re.compile(r"\bLIMIT\b", re.IGNORECASE)
+RETENTION = timedelta(days=30)
 
 
 @contextmanager
@@ -55,7 +57,7 @@ def full_scans(engine, sent: list[tuple[str, tuple]]) -> list[tuple[str, str]]:
 
 
 @pytest.mark.sqlite_only
-def test_move_games_ratings_and_clock_job_read_by_index(opened_game):
+def test_move_games_ratings_clock_job_and_retention_read_by_index(opened_game):
     office, anna, ben = opened_game
     acts(office, ben, "roll")
     move, record_id, now = ben.next_command(1), office.table().id, utc_now()
@@ -66,5 +68,6 @@ def test_move_games_ratings_and_clock_job_read_by_index(opened_game):
                                .values(clock_started_at=now - timedelta(days=2, hours=1),
                                        deadline_at=now - timedelta(hours=1)))
         assert check_clocks(office.engine, office.config, now) == 1
+        prune_mail(office.engine, now + RETENTION, RETENTION)
     assert len(sent) > 20
     assert full_scans(office.engine, sent) == []

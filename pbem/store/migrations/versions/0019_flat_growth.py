@@ -1,6 +1,9 @@
 """Growth stays flat (issue 23): the ``ratings`` answer sums kept counts of rated players per
 band of ratings (``rating_counts``, counted here from the players) instead of counting every
-player.
+player; the retention job's index holds only the incoming mails not yet pruned
+(``ix_inbound_mail_unpruned``, partial) instead of every mail kept for years
+(``ix_inbound_mail_pruned_at``); and the mails pruned already lose their sender, subject and
+reason, as the retention job now prunes them.
 
 Revision ID: 0019
 Revises: 0018
@@ -14,6 +17,8 @@ from pbem.store.game_records import count_rating_bands
 revision = "0019"
 down_revision = "0018"
 
+UNPRUNED = sa.text("pruned_at IS NULL")
+
 
 def upgrade() -> None:
     op.create_table(
@@ -23,4 +28,8 @@ def upgrade() -> None:
         sa.Column("players", sa.Integer(), nullable=False),
     )
     count_rating_bands(op.get_bind())
+    op.drop_index("ix_inbound_mail_pruned_at", table_name="inbound_mail")
+    op.create_index("ix_inbound_mail_unpruned", "inbound_mail", ["processed_at"],
+                    sqlite_where=UNPRUNED, postgresql_where=UNPRUNED)
+    op.execute("UPDATE inbound_mail SET sender = '', subject = '', reason = '' WHERE pruned_at IS NOT NULL")
 
