@@ -490,44 +490,60 @@ def stored_sizes(engine: Engine) -> dict[tuple[str, str], int]:
 class Storage:
     games: int
     mails: tuple[int, int]
-    """Incoming and outgoing mails, all games together."""
-    empty: dict[tuple[str, str], int]
+    """Incoming and outgoing mails of those games."""
+    base: dict[tuple[str, str], int]
     before: dict[tuple[str, str], int]
     after: dict[tuple[str, str], int]
 
     def per_game(self, sizes: dict[tuple[str, str], int], key: tuple[str, str] | None = None) -> float:
-        """Bytes beyond the empty database, per finished game (of one object, or all)."""
+        """Bytes beyond the base, per finished game (of one object, or all)."""
         keys = [key] if key else sizes
-        return sum(sizes.get(each, 0) - self.empty.get(each, 0) for each in keys) / self.games
+        return sum(sizes.get(each, 0) - self.base.get(each, 0) for each in keys) / self.games
 
 
 def measure_storage(directory: Path, url: str | None, games: int) -> Storage:
-    """Play ``games`` single games whole between two players (and mail their reviews) on a fresh
-    database, then run the retention job as it runs ``retention_days`` after their end."""
+    """Single games played whole between two players (their reviews mailed), and the retention job
+    run as it runs ``retention_days`` after their end: first one game, the base, then ``games``
+    more, whose bytes are those they add to the base (so the first pages that every table and
+    index takes once, and the players' rows, do not count as the games')."""
     shutil.rmtree(directory, ignore_errors=True)
-    config = write_config(directory, url, f"[limits]\ninvitations_received_per_day = {games}\n")  # all in a day
+    limits = f"[limits]\ninvitations_per_day = {games + 1}\ninvitations_received_per_day = {games + 1}\n"
+    config = write_config(directory, url, limits)  # every invitation in one day
     office = PostOffice(config, LoadedDice(seed=11))
-    empty = stored_sizes(office.engine)
     anna, ben = Player(office, ANNA, "Anna"), Player(office, BEN, "Ben")
-    for _ in range(games):
-        play_to_end(office, (anna, ben), invite_and_accept(office, anna, ben, f"invite {BEN}"))
-    office.review()
-    with office.engine.connect() as connection:
-        mails = (connection.execute(select(func.count()).select_from(table_of(InboundMail))).scalar_one(),
-                 connection.execute(select(func.count()).select_from(table_of(OutboundMail))).scalar_one())
-    before = stored_sizes(office.engine)
     retention = timedelta(days=config.database.retention_days)
-    prune_mail(office.engine, utc_now() + retention + timedelta(hours=1), retention)
+
+    def play(count: int) -> tuple[int, int]:
+        """Play ``count`` games; the incoming and outgoing mails stored then."""
+        for _ in range(count):
+            play_to_end(office, (anna, ben), invite_and_accept(office, anna, ben, f"invite {BEN}"))
+        office.review()
+        with office.engine.connect() as connection:
+            return (connection.execute(select(func.count()).select_from(table_of(InboundMail))).scalar_one(),
+                    connection.execute(select(func.count()).select_from(table_of(OutboundMail))).scalar_one())
+
+    def prune() -> None:
+        prune_mail(office.engine, utc_now() + retention + timedelta(hours=1), retention)
+
+    play(1)
+    prune()
+    base = stored_sizes(office.engine)
+    with office.engine.connect() as connection:
+        kept = connection.execute(select(func.count()).select_from(table_of(InboundMail))).scalar_one()
+    stored = play(games)
+    before = stored_sizes(office.engine)
+    prune()
     after = stored_sizes(office.engine)
     office.engine.dispose()
-    return Storage(games, mails, empty, before, after)
+    return Storage(games, (stored[0] - kept, stored[1]), base, before, after)
 
 
 def print_storage(storage: Storage, dialect: str) -> None:
     print(f"\nstorage per finished game on {dialect}: {storage.games} single games played whole "
           f"({storage.mails[0] / storage.games:.0f} incoming and {storage.mails[1] / storage.games:.0f} outgoing mails "
           "each), then retention (goal: at most 50 KB after it)")
-    print(f"  {'table and its indexes':44}{'before':>12}{'after':>10}   (bytes beyond an empty database, per game)")
+    print(f"  {'table and its indexes':44}{'before':>12}{'after':>10}   (bytes added to a database of one pruned "
+          "game, per game)")
     tables = sorted({table for table, _ in storage.after} | {table for table, _ in storage.before})
     for table in sorted(tables, key=lambda name: -sum(storage.per_game(storage.after, key) for key in storage.after
                                                        if key[0] == name)):
