@@ -152,7 +152,7 @@ def move_rating_counts(connection: Connection, kind: RatingKind,
 
 
 def count_rating_bands(connection: Connection) -> None:
-    """Count every kind's bands again from the players (revision 0019, and after a bulk load)."""
+    """Count every kind's bands again from the players (revision 0020, and after a bulk load)."""
     connection.execute(text("DELETE FROM rating_counts"))
     for kind, (rating_column, experience_column) in RATING_COLUMNS.items():
         ratings = connection.execute(text(f"SELECT {rating_column} FROM players WHERE {experience_column} > 0"))

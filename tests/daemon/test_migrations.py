@@ -89,7 +89,7 @@ def test_a_schema_2_database_is_refused_then_upgraded_keeping_every_row_and_play
         settings = connection.execute("SELECT DISTINCT copies, automove, greedy FROM players").fetchall()
         news = connection.execute("SELECT DISTINCT news FROM seats").fetchall()
     assert settings == [(0, 1, 0)] and news == [("[]",)]
-    with sqlite3.connect(path) as connection:  # revision 0019: Anna's 1490 and Ben's 1510 counted
+    with sqlite3.connect(path) as connection:  # revision 0020: Anna's 1490 and Ben's 1510 counted
         counts = connection.execute("SELECT kind, band, players FROM rating_counts ORDER BY band").fetchall()
     assert counts == [("casual", 186, 1), ("casual", 188, 1)]
 
@@ -139,7 +139,7 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
         for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch",
                       "rating_counts"):
             connection.execute(text(f"DROP TABLE {table}"))
-        connection.execute(text("DROP INDEX ix_inbound_mail_unpruned"))  # 0019's, and the index before it
+        connection.execute(text("DROP INDEX ix_inbound_mail_unpruned"))  # 0020's, and the index before it
         connection.execute(text("CREATE INDEX ix_inbound_mail_pruned_at ON inbound_mail (pruned_at)"))
         connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
     assert upgrade_schema(engine) == (before, head_revision())
@@ -148,7 +148,7 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
     engine.dispose()
 
 
-def test_revision_0019_counts_the_rated_players_and_slims_the_pruned_mails(engine):
+def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engine):
     """Issue 23, growth: the ``ratings`` answer's kept counts made from the players, the index of
     every pruned mail replaced by one of those not yet pruned, and the pruned mails' sender,
     subject and reason emptied, as the retention job now leaves them."""
@@ -156,11 +156,11 @@ def test_revision_0019_counts_the_rated_players_and_slims_the_pruned_mails(engin
 
     from pbem.store.db import upgrade_schema
 
-    with engine.begin() as connection:  # back to revision 0018, with rated players and mails
+    with engine.begin() as connection:  # back to revision 0019, with rated players and mails
         connection.execute(text("DROP TABLE rating_counts"))
         connection.execute(text("DROP INDEX ix_inbound_mail_unpruned"))
         connection.execute(text("CREATE INDEX ix_inbound_mail_pruned_at ON inbound_mail (pruned_at)"))
-        connection.execute(text("UPDATE alembic_version SET version_num = '0018'"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0019'"))
         for number, (casual, match) in enumerate(((1490.0, 0), (1510.0, 3), (1511.5, 5), (1500.0, 0))):
             connection.execute(text("INSERT INTO players (address, name, numbering, refuses_invitations, autoroll, "
                                     "copies, automove, greedy, bounces, created_at, rating_match, experience_match, "
@@ -174,7 +174,7 @@ def test_revision_0019_counts_the_rated_players_and_slims_the_pruned_mails(engin
                                     "reason, processed_at, pruned_at) VALUES (:id, 'anna@example.org', 'Re: game', "
                                     ":raw, '2030-01-01', 'applied', 'why', '2030-01-01', :pruned)"),
                                {"id": f"<{number}@example.org>", "raw": b"" if pruned else b"mail", "pruned": pruned})
-    assert upgrade_schema(engine) == ("0018", "0019")
+    assert upgrade_schema(engine) == ("0019", "0020")
     with engine.connect() as connection:
         counts = connection.execute(text("SELECT kind, band, players FROM rating_counts ORDER BY kind, band")).all()
         mails = connection.execute(text("SELECT sender, subject, reason FROM inbound_mail ORDER BY message_id")).all()

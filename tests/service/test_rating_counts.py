@@ -25,7 +25,7 @@ def kept_counts(session: Session) -> dict[tuple[str, int], int]:
 
 
 def counted_again(session: Session) -> dict[tuple[str, int], int]:
-    """The counts made afresh from the players, as revision 0019 makes them."""
+    """The counts made afresh from the players, as revision 0020 makes them."""
     count_rating_bands(session.connection())
     return kept_counts(session)
 

@@ -5,8 +5,8 @@ player; the retention job's index holds only the incoming mails not yet pruned
 (``ix_inbound_mail_pruned_at``); and the mails pruned already lose their sender, subject and
 reason, as the retention job now prunes them.
 
-Revision ID: 0019
-Revises: 0018
+Revision ID: 0020
+Revises: 0019
 """
 
 import sqlalchemy as sa
@@ -14,8 +14,8 @@ from alembic import op
 
 from pbem.store.game_records import count_rating_bands
 
-revision = "0019"
-down_revision = "0018"
+revision = "0020"
+down_revision = "0019"
 
 UNPRUNED = sa.text("pruned_at IS NULL")
 
