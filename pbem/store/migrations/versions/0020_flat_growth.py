@@ -32,4 +32,3 @@ def upgrade() -> None:
     op.create_index("ix_inbound_mail_unpruned", "inbound_mail", ["processed_at"],
                     sqlite_where=UNPRUNED, postgresql_where=UNPRUNED)
     op.execute("UPDATE inbound_mail SET sender = '', subject = '', reason = '' WHERE pruned_at IS NOT NULL")
-
