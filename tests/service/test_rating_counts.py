@@ -15,9 +15,8 @@ from sqlmodel import Session, select
 from pbem.rules.rating import RatingKind
 from pbem.service import ratings
 from pbem.store.db import make_engine, session_scope
-from pbem.store.game_records import MatchStatus
-from pbem.store.game_records import (RATING_BAND, RATING_COLUMNS, Player, RatingCount, count_rating_bands,
-                                     move_rating_counts, rating_band)
+from pbem.store.game_records import (RATING_BAND, RATING_COLUMNS, MatchStatus, Player, RatingCount,
+                                     count_rating_bands, move_rating_counts, rating_band)
 
 
 def kept_counts(session: Session) -> dict[tuple[str, int], int]:
@@ -69,8 +68,9 @@ def test_rated_results_by_mail_keep_the_counts(office, anna, ben):
         kept = kept_counts(session)
         assert sum(kept.values()) == 5  # Anna, Ben and Carl in casual play, Anna and Carl in matches
         assert kept == counted_again(session)
-    (answer,) = carl.write("ratings")
-    assert "You are in place 2 of 2 with" in text_of(answer)
+    (answer,) = carl.write("ratings")  # Anna went from 1510 to 1500, a band down, when Carl won
+    assert "You are in place 2 of 2 with 1482.7 (experience 3)" in text_of(answer)  # matches
+    assert "You are in place 1 of 3 with 1510.1 (experience 1)" in text_of(answer)  # casual play
 
 
 def test_results_at_once_on_several_connections_all_count(config, engine):
