@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import case
+from sqlalchemy import case, literal_column
 from sqlmodel import Session, col, func, select
 
 from pbem.render.views import EventKind, Notice
@@ -78,7 +78,7 @@ def standings(session: Session, player: Player, kind: rating.RatingKind, top: in
     (:class:`RatingCount`), those above the player in their own band from the rating's index.
     """
     rating_column, experience_column = (getattr(Player, name) for name in RATING_COLUMNS[kind])
-    rated = col(experience_column) > 0
+    rated = col(experience_column) > literal_column("0")  # as written in the partial index, for the planner
     best = session.exec(select(Player).where(rated).order_by(col(rating_column).desc(), col(Player.id))
                         .limit(top)).all()
     rows = [{"place": place, "name": player_row.display_name, **vars(rating_of(player_row, kind))}

@@ -38,13 +38,14 @@ class Player(SQLModel, table=True):
 
     __tablename__ = "players"
     __mapper_args__ = {"version_id_col": _PLAYER_VERSION}
-    __table_args__ = (
-        # The ``ratings`` answer reads the best in order and counts places from these, never the
-        # whole table (``pbem.service.ratings.standings``).
-        Index("ix_players_rating_match", "rating_match", "experience_match"),
-        Index("ix_players_rating_casual", "rating_casual", "experience_casual"),
-        Index("ix_players_rating_prize", "rating_prize", "experience_prize"),
-    )
+    __table_args__ = tuple(
+        # The ``ratings`` answer reads the best in order, and counts who is above a player in
+        # their band of ratings, from these (``pbem.service.ratings.standings``): only players
+        # with rated play of the kind are in each, so that a list few have played (the prize
+        # list) is not read through everybody else.
+        Index(f"ix_players_rated_{kind}", f"rating_{kind}",
+              sqlite_where=text(f"experience_{kind} > 0"), postgresql_where=text(f"experience_{kind} > 0"))
+        for kind in ("match", "casual", "prize"))
 
     id: int | None = Field(default=None, primary_key=True)
     version: int = Field(default=1, sa_column=_PLAYER_VERSION)

@@ -139,8 +139,7 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
         for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch",
                       "rating_counts"):
             connection.execute(text(f"DROP TABLE {table}"))
-        connection.execute(text("DROP INDEX ix_inbound_mail_unpruned"))  # 0020's, and the index before it
-        connection.execute(text("CREATE INDEX ix_inbound_mail_pruned_at ON inbound_mail (pruned_at)"))
+        _indexes_before_0020(connection)
         connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
     assert upgrade_schema(engine) == (before, head_revision())
     with engine.connect() as connection:
@@ -148,18 +147,28 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
     engine.dispose()
 
 
-def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engine):
-    """Issue 23, growth: the ``ratings`` answer's kept counts made from the players, the index of
-    every pruned mail replaced by one of those not yet pruned, and the pruned mails' sender,
-    subject and reason emptied, as the retention job now leaves them."""
+def _indexes_before_0020(connection) -> None:
+    """The indexes revision 0020 replaces, in place of its own."""
     from sqlalchemy import text
+
+    connection.execute(text("DROP INDEX ix_inbound_mail_unpruned"))
+    connection.execute(text("CREATE INDEX ix_inbound_mail_pruned_at ON inbound_mail (pruned_at)"))
+    for kind in ("match", "casual", "prize"):
+        connection.execute(text(f"DROP INDEX ix_players_rated_{kind}"))
+        connection.execute(text(f"CREATE INDEX ix_players_rating_{kind} ON players (rating_{kind}, experience_{kind})"))
+
+
+def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engine):
+    """Issue 23, growth: the ``ratings`` answer's kept counts made from the players, its indexes
+    of everybody's ratings and the index of every pruned mail replaced by partial ones, and the
+    pruned mails' sender, subject and reason emptied, as the retention job now leaves them."""
+    from sqlalchemy import inspect, text
 
     from pbem.store.db import upgrade_schema
 
     with engine.begin() as connection:  # back to revision 0019, with rated players and mails
         connection.execute(text("DROP TABLE rating_counts"))
-        connection.execute(text("DROP INDEX ix_inbound_mail_unpruned"))
-        connection.execute(text("CREATE INDEX ix_inbound_mail_pruned_at ON inbound_mail (pruned_at)"))
+        _indexes_before_0020(connection)
         connection.execute(text("UPDATE alembic_version SET version_num = '0019'"))
         for number, (casual, match) in enumerate(((1490.0, 0), (1510.0, 3), (1511.5, 5), (1500.0, 0))):
             connection.execute(text("INSERT INTO players (address, name, numbering, refuses_invitations, autoroll, "
@@ -180,3 +189,6 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
         mails = connection.execute(text("SELECT sender, subject, reason FROM inbound_mail ORDER BY message_id")).all()
     assert [tuple(row) for row in counts] == [("casual", 186, 1), ("casual", 188, 2), ("match", 187, 2)]
     assert [tuple(row) for row in mails] == [("anna@example.org", "Re: game", "why"), ("", "", "")]
+    indexes = {index["name"] for table in ("players", "inbound_mail") for index in inspect(engine).get_indexes(table)}
+    assert {"ix_players_rated_prize", "ix_inbound_mail_unpruned"} <= indexes
+    assert not {"ix_players_rating_prize", "ix_inbound_mail_pruned_at"} & indexes

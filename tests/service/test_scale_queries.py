@@ -21,9 +21,11 @@ from pbem.store.game_records import MatchRecord
 
 GROWING = ("matches", "seats", "players", "finished_games", "inbound_mail", "outbound_mail", "review_jobs")
 """The tables that grow with every game played."""
-_FULL_SCAN = re.compile(r"^SCAN (\w+)(?: AS \w+)?( USING (?:COVERING )?INDEX \w+)?$")
-"""A table read whole, or one of its indexes read whole (which only a LIMIT stops early: the
-best ten of a rating read in its index's order)."""
+_FULL_SCAN = re.compile(r"^SCAN (\w+)(?: AS \w+)?(?: USING (?:COVERING )?INDEX (\w+))?$")
+"""A table read whole, or one of its indexes read whole: that is only fine when a LIMIT stops it
+and the index holds only the rows the statement wants (the best ten of a rating, read in order
+from the partial index of the players with rated play of its kind), or the LIMIT may never be
+reached."""
 _LIMITED = re.compile(r"\bLIMIT\b", re.IGNORECASE)
 RETENTION = timedelta(days=30)
 
@@ -48,10 +50,12 @@ def full_scans(engine, sent: list[tuple[str, tuple]]) -> list[tuple[str, str]]:
     """(table, statement) for every growing table a statement reads whole, not by an index."""
     found = []
     with engine.connect() as connection:
+        partial = {name for name, sql in connection.exec_driver_sql("SELECT name, sql FROM sqlite_schema "
+                                                                    "WHERE type = 'index'") if " WHERE " in (sql or "")}
         for statement, parameters in sent:
             for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters):
                 scan = _FULL_SCAN.match(row[3])
-                if scan and scan.group(1) in GROWING and not (scan.group(2) and _LIMITED.search(statement)):
+                if scan and scan.group(1) in GROWING and not (scan.group(2) in partial and _LIMITED.search(statement)):
                     found.append((scan.group(1), statement))
     return found
 
