@@ -20,7 +20,8 @@ from pbem.rules import prizes, rating, scoring
 from pbem.service.assistant import is_assistant
 from pbem.service.conversation import Conversation
 from pbem.service.tables import Table
-from pbem.store.game_records import RATING_BAND, RATING_COLUMNS, Player, RatingCount, move_rating_counts, rating_band
+from pbem.store.game_records import (RATING_BAND, RATING_COLUMNS, Player, RatingCount, move_rating_counts_at_commit,
+                                     rating_band)
 
 TOP = 10
 """How many players the ``ratings`` answer lists per rating."""
@@ -59,9 +60,8 @@ def record_result(talk: Conversation, table: Table, result: scoring.Result, matc
         setattr(player, rating_field, new.rating)
         setattr(player, experience_field, new.experience)
         talk.session.add(player)
-    talk.session.flush()  # the players' rows (and their version check) first, then the bands
-    move_rating_counts(talk.session.connection(), kind,
-                       [(old.rating if old.experience else None, new.rating) for old, new in zip(before, after)])
+    move_rating_counts_at_commit(talk.session, kind, [(old.rating if old.experience else None, new.rating)
+                                                      for old, new in zip(before, after)])
     talk.event(table, EventKind.RATINGS_CHANGED, winner, kind=kind.value,
                ratings=[[old.rating, new.rating] for old, new in zip(before, after)])
 

@@ -15,8 +15,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, Connection, Index, Integer, Text, UniqueConstraint, text
-from sqlmodel import Field, SQLModel
+from sqlalchemy import JSON, Column, Connection, Index, Integer, Text, UniqueConstraint, event, text
+from sqlmodel import Field, Session, SQLModel
 
 from pbem.rules.rating import START_RATING, RatingKind
 from pbem.store.db import UTCDateTime, utc_now
@@ -120,7 +120,7 @@ class RatingCount(SQLModel, table=True):
     number of rated players and for those above a player's band, and counts only the player's own
     band from the rating's index (``pbem.service.ratings.standings``): counting every rated player
     for every answer grew with the players.  Changed with the ratings, in the same transaction
-    (:func:`move_rating_counts`).
+    (:func:`move_rating_counts_at_commit`).
     """
 
     __tablename__ = "rating_counts"
@@ -133,6 +133,36 @@ class RatingCount(SQLModel, table=True):
 _ADD_TO_BAND = text("INSERT INTO rating_counts (kind, band, players) VALUES (:kind, :band, :players) "
                     "ON CONFLICT (kind, band) DO UPDATE SET players = rating_counts.players + excluded.players")
 """SQLite and PostgreSQL alike: the band's row made, or its count changed, in one statement."""
+
+
+def move_rating_counts_at_commit(session: Session, kind: RatingKind,
+                                 moves: Iterable[tuple[float | None, float]]) -> None:
+    """Players of ``kind`` went from one rating (None: not rated yet) to another: their bands
+    are changed when ``session`` commits, as the last thing before it, after the players' rows.
+
+    A band's row is shared by every result near that rating: changed earlier, it would make
+    every other rated result on PostgreSQL wait for the whole rest of this transaction (and
+    a transaction that then waits for one of those, as a knockout's two semi-finals wait for
+    their tournament's row, for it in turn).
+    """
+    session.info.setdefault(_RATING_MOVES, []).append((kind, list(moves)))
+
+
+_RATING_MOVES = "pbem rating moves"
+
+
+@event.listens_for(Session, "before_commit")
+def _move_bands_at_commit(session: Session) -> None:
+    waiting = session.info.pop(_RATING_MOVES, [])
+    if waiting:
+        session.flush()  # the players' rows (and their version check) first, then the bands
+        for kind, moves in waiting:
+            move_rating_counts(session.connection(), kind, moves)
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_bands(session: Session) -> None:
+    session.info.pop(_RATING_MOVES, None)
 
 
 def move_rating_counts(connection: Connection, kind: RatingKind,

@@ -16,7 +16,8 @@ from pbem.rules.rating import RatingKind
 from pbem.service import ratings
 from pbem.store.db import make_engine, session_scope
 from pbem.store.game_records import (RATING_BAND, RATING_COLUMNS, MatchStatus, Player, RatingCount,
-                                     count_rating_bands, move_rating_counts, rating_band)
+                                     count_rating_bands, move_rating_counts, move_rating_counts_at_commit,
+                                     rating_band)
 
 
 def kept_counts(session: Session) -> dict[tuple[str, int], int]:
@@ -91,3 +92,15 @@ def test_results_at_once_on_several_connections_all_count(config, engine):
         assert kept_counts(session) == {("prize", rating_band(1601.0)): 4, ("prize", rating_band(1399.0)): 4}
     for engine in engines:
         engine.dispose()
+
+
+def test_the_bands_change_when_the_result_commits_and_not_after_a_rollback(engine):
+    with Session(engine) as session:
+        move_rating_counts_at_commit(session, RatingKind.CASUAL, [(None, 1510.0)])
+        assert kept_counts(session) == {}  # nothing locked before the commit
+        session.rollback()  # the mail is applied again from the start
+        session.commit()
+        assert kept_counts(session) == {}
+        move_rating_counts_at_commit(session, RatingKind.CASUAL, [(None, 1510.0)])
+        session.commit()
+        assert kept_counts(session) == {("casual", rating_band(1510.0)): 1}
