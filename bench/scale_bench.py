@@ -1,12 +1,14 @@
 """Whether the service stays fast when the database is big: 100,000 finished and 10,000 running games.
 
     python bench/scale_bench.py [--finished 100000] [--running 10000] [--samples 15]
+                                [--storage-games 10] [--storage-only]
                                 [--postgresql | --database-url URL --empty-database-url URL]
                                 [--workdir DIR] [--small]
 
-Prints figures only.  The goals (issue 12): a move mail, the ``games`` and ``ratings`` mails and
-the clock job take at most 1.2× their time on an empty database; ``pbem games`` answers within
-1 s; the daemon stays under 200 MB.
+Prints figures only.  The goals (issues 12 and 23): a move mail, the ``games`` and ``ratings``
+mails and the clock job take at most 1.2× their time on an empty database; ``pbem games``
+answers within 1 s; the daemon stays under 200 MB; a finished game keeps at most 50 KB after
+retention.
 
 1. One single game is played through the real service (tests/service/post_office.py) and a
    5-point match is started and played a few turns, on a scratch SQLite database: their rows
@@ -14,24 +16,35 @@ the clock job take at most 1.2× their time on an empty database; ``pbem games``
 2. The empty database: a fresh schema.  The big one: the same schema, then bulk INSERTs of
    players (one per five games, with ratings and experience), the finished and the running
    matches with their seats, each finished match's finished game, and the mails as the
-   retention job leaves them: ``--mails`` incoming mail rows per finished game (their raw text
-   emptied, their answers deleted), one incoming and one outgoing mail whole per running game.  The running games' clocks run, their alarms due in the next days.
-   Anna, who plays in the probe, has 50 finished matches behind her there.
+   retention job leaves them: ``--mails`` incoming mail rows per finished game (their raw text,
+   sender and subject emptied, their answers deleted), one incoming and one outgoing mail whole
+   per running game.  The running games' clocks run, their alarms due in the next days.  Anna,
+   who plays in the probe, has 50 finished matches behind her there.
 3. The probe, the same on both databases with the same dice: Anna invites Ben and they play
    ``--samples`` turns (each move mail timed from its delivery to the Maildir to its answers in
    the outbox, the pipeline whole), Anna asks for ``games`` and ``ratings`` ``--samples``
-   times each, and the clock job runs ``--samples`` times with the probe match's move reminder
-   made due (and once more with nothing due).  Medians, and big / empty.
+   times each, the clock job runs ``--samples`` times with the probe match's move reminder made
+   due (and once more with nothing due), and the retention job with nothing due.  Medians of the
+   wall time and of this process's CPU time (the service runs in it; the CPU time holds when
+   other work loads the machine), and big / empty.
 4. ``pbem games`` run as a command (a new process each) on the big database: the first page,
    ``--status running``, ``--player`` and a page far back with ``--before``.
 5. ``pbem serve`` on the big database until it has answered a move, a ``games`` and a
    ``ratings`` mail and run the clock job: its resident memory (VmRSS and the peak VmHWM from
    /proc), and its worker processes'.
+6. Storage: ``--storage-games`` single games played whole between two players (and their
+   reviews mailed) on a fresh database, then the retention job run as it runs
+   ``retention_days`` after they ended: the bytes of every table and index beyond an empty
+   database, per finished game, before and after retention (SQLite: its ``dbstat`` table after
+   ``VACUUM``; PostgreSQL: ``pg_total_relation_size`` after ``VACUUM FULL``).  Alone with
+   ``--storage-only``.
 
 On SQLite the big database is built once into ``--workdir`` (default: a temporary directory)
-and copied before each run; ``--postgresql`` starts a private PostgreSQL server as the tests do
+and copied before each run, then upgraded as ``pbem db upgrade`` does when an older pbem built
+it; ``--postgresql`` starts a private PostgreSQL server as the tests do
 (tests/postgres_server.py); ``--database-url`` and ``--empty-database-url`` name two databases
-of your own (``postgresql+psycopg://…``), whose pbem tables the bench drops and fills.
+of your own (``postgresql+psycopg://…``), whose pbem tables the bench drops and fills (the
+empty one again for the storage figures).
 """
 
 from __future__ import annotations
@@ -50,14 +63,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "service"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from post_office import LoadedDice, Player, PostOffice, invite_and_accept, play_to_end, text_of  # noqa: E402
-from sqlalchemy import Table, text, update  # noqa: E402
+from sqlalchemy import Table, func, select, text, update  # noqa: E402
 from sqlalchemy.engine import Engine  # noqa: E402
 from sqlmodel import Session, SQLModel  # noqa: E402
 
@@ -65,8 +78,9 @@ from pbem.config import Config, load_config  # noqa: E402
 from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir  # noqa: E402
 from pbem.service.clock_job import check_clocks  # noqa: E402
 from pbem.service.reports import GamesWanted, games_rows  # noqa: E402
-from pbem.store.db import create_schema, import_model_modules, make_engine, utc_now  # noqa: E402
-from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Seat  # noqa: E402
+from pbem.service.retention import prune_mail  # noqa: E402
+from pbem.store.db import create_schema, import_model_modules, make_engine, upgrade_schema, utc_now  # noqa: E402
+from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Seat, count_rating_bands  # noqa: E402
 from pbem.store.game_records import Player as PlayerRow  # noqa: E402
 from pbem.store.mail_records import InboundMail, OutboundMail  # noqa: E402
 
@@ -82,14 +96,14 @@ def table_of(model: type[SQLModel]) -> Table:
     return table
 
 
-def write_config(directory: Path, url: str | None) -> Config:
-    """A config for the embedded default (Maildir in and out) on ``directory``."""
+def write_config(directory: Path, url: str | None, more: str = "") -> Config:
+    """A config for the embedded default (Maildir in and out) on ``directory``, and ``more`` TOML."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "data").mkdir(exist_ok=True)
     database = f'[database]\nurl = "{url}"\n' if url else ""
     path = directory / "pbem.toml"
-    path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{directory / "data"}"\n{database}',
-                    encoding="utf-8")
+    path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{directory / "data"}"\n{database}'
+                    f'{more}', encoding="utf-8")
     return load_config(path)
 
 
@@ -140,8 +154,8 @@ def play_templates(directory: Path) -> Templates:
     return templates
 
 
-def play_turn(office: PostOffice, players: tuple[Player, Player], match_id: int) -> float:
-    """The player to act answers their last mail as a player would; returns the seconds from
+def play_turn(office: PostOffice, players: tuple[Player, Player], match_id: int) -> Timing:
+    """The player to act answers their last mail as a player would; returns the time from
     delivering that mail to its answers in the outbox."""
     table = office.table(match_id)
     assert table.game is not None and table.game.to_act is not None, "the probe match ended"
@@ -154,10 +168,17 @@ def play_turn(office: PostOffice, players: tuple[Player, Player], match_id: int)
     return timed(lambda: player.reply(command, to=last))
 
 
-def timed(work: Callable[[], object]) -> float:
-    start = time.perf_counter()
+class Timing(NamedTuple):
+    wall: float
+    cpu: float
+    """Seconds of this process's CPU, all its threads (the service runs in it): what the work
+    cost, however busy the machine was with other work."""
+
+
+def timed(work: Callable[[], object]) -> Timing:
+    start, cpu = time.perf_counter(), time.process_time()
     work()
-    return time.perf_counter() - start
+    return Timing(time.perf_counter() - start, time.process_time() - cpu)
 
 
 # -- 2. the big database ---------------------------------------------------------------------
@@ -258,7 +279,8 @@ def build_big(engine: Engine, templates: Templates, finished: int, running: int,
                 if "bounce_tag" in template:  # unique, as each mail's own envelope sender is
                     row["bounce_tag"] = f"{direction}{number}x{each}"
                 if done:
-                    row.update(raw=b"", pruned_at=now, received_at=created[number - 1] + timedelta(days=1),
+                    row.update(raw=b"", sender="", subject="", reason="", pruned_at=now,
+                               received_at=created[number - 1] + timedelta(days=1),
                                processed_at=created[number - 1] + timedelta(days=1))
                 yield row
 
@@ -271,6 +293,8 @@ def build_big(engine: Engine, templates: Templates, finished: int, running: int,
         "inbound mails": insert(engine, InboundMail, mail_rows(templates.inbound, "in")),
         "outbound mails": insert(engine, OutboundMail, mail_rows(templates.outbound, "out")),
     }
+    with engine.begin() as connection:
+        count_rating_bands(connection)
     if engine.dialect.name == "postgresql":
         with engine.begin() as connection:
             for name in ("players", "matches", "finished_games", "inbound_mail", "outbound_mail"):
@@ -298,7 +322,7 @@ class Probe:
     office: PostOffice
     players: tuple[Player, Player]
     match_id: int
-    times: dict[str, list[float]] = field(default_factory=dict)
+    times: dict[str, list[Timing]] = field(default_factory=dict)
 
 
 def start_probe(config: Config) -> Probe:
@@ -308,13 +332,15 @@ def start_probe(config: Config) -> Probe:
     return Probe(office, (anna, ben), invite_and_accept(office, anna, ben, f"invite {BEN} match 7"))
 
 
-MEASURES: dict[str, Callable[[Probe], float]] = {
+MEASURES: dict[str, Callable[[Probe], Timing]] = {
     "move mail": lambda probe: play_turn(probe.office, probe.players, probe.match_id),
     "games mail": lambda probe: timed(lambda: probe.players[0].write("games")),
     "ratings mail": lambda probe: timed(lambda: probe.players[0].write("ratings")),
     "clock job": lambda probe: clock_reminder(probe.office, probe.match_id),
     "clock job, nothing due": lambda probe: timed(lambda: check_clocks(probe.office.engine, probe.office.config,
                                                                        utc_now())),
+    "retention, nothing due": lambda probe: timed(lambda: prune_mail(
+        probe.office.engine, utc_now(), timedelta(days=probe.office.config.database.retention_days))),
 }
 
 
@@ -327,7 +353,7 @@ def measure(probes: list[Probe], samples: int) -> None:
                 each.times.setdefault(name, []).append(work(each))
 
 
-def clock_reminder(office: PostOffice, match_id: int) -> float:
+def clock_reminder(office: PostOffice, match_id: int) -> Timing:
     """The clock job's run in which the probe match's move reminder is due (its clock turned
     back 2 days 1 hour); the reminder is then sent, untimed."""
     now = utc_now()
@@ -336,10 +362,10 @@ def clock_reminder(office: PostOffice, match_id: int) -> float:
                            .values(clock_started_at=now - timedelta(days=2, hours=1), alarms_given=0,
                                    deadline_at=now - timedelta(hours=1)))
     due: list[int] = []
-    seconds = timed(lambda: due.append(check_clocks(office.engine, office.config, now)))
+    timing = timed(lambda: due.append(check_clocks(office.engine, office.config, now)))
     assert due == [1], f"{due} matches had an alarm due"
     office.file(office.run())
-    return seconds
+    return timing
 
 
 # -- 4. pbem games and 5. the daemon ---------------------------------------------------------
@@ -372,7 +398,7 @@ def time_games_query(config: Config, finished: int) -> list[tuple[str, float]]:
                              ("--player " + ANNA, GamesWanted(player=ANNA)),
                              (f"--before {finished // 2}", GamesWanted(before=finished // 2))):
             with Session(engine) as session:
-                results.append((name, timed(lambda: games_rows(session, config, wanted))))
+                results.append((name, timed(lambda: games_rows(session, config, wanted)).wall))
     finally:
         engine.dispose()
     return results
@@ -433,6 +459,108 @@ def daemon_memory(config: Config, result: Probe) -> tuple[dict[str, int], list[d
         daemon.wait(timeout=60)
 
 
+# -- 6. storage per finished game -----------------------------------------------------------
+
+
+SIZES = {
+    "sqlite": "SELECT schema.tbl_name, stat.name, sum(stat.pgsize) FROM dbstat AS stat "
+              "JOIN sqlite_schema AS schema ON schema.name = stat.name GROUP BY stat.name",
+    "postgresql": "SELECT coalesce(tables.relname, class.relname), class.relname, "
+                  "pg_total_relation_size(class.oid) - (CASE WHEN class.relkind = 'r' "
+                  "THEN pg_indexes_size(class.oid) ELSE 0 END) "
+                  "FROM pg_class AS class JOIN pg_namespace AS space ON space.oid = class.relnamespace "
+                  "LEFT JOIN pg_index AS ix ON ix.indexrelid = class.oid "
+                  "LEFT JOIN pg_class AS tables ON tables.oid = ix.indrelid "
+                  "WHERE space.nspname = 'public' AND class.relkind IN ('r', 'i')",
+}
+"""(table, table or index, bytes) of everything the database keeps: SQLite's pages per b-tree,
+PostgreSQL's relations with their TOAST (a table's own size leaves its indexes out)."""
+
+
+def stored_sizes(engine: Engine) -> dict[tuple[str, str], int]:
+    """The bytes of each table and index, compacted first (VACUUM; VACUUM FULL on PostgreSQL)
+    so that pages freed by deletes do not count."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.exec_driver_sql("VACUUM FULL" if engine.dialect.name == "postgresql" else "VACUUM")
+        return {(table, name): int(size) for table, name, size in
+                connection.exec_driver_sql(SIZES[engine.dialect.name])}
+
+
+@dataclass
+class Storage:
+    games: int
+    mails: tuple[int, int]
+    """Incoming and outgoing mails of those games."""
+    base: dict[tuple[str, str], int]
+    before: dict[tuple[str, str], int]
+    after: dict[tuple[str, str], int]
+
+    def per_game(self, sizes: dict[tuple[str, str], int], key: tuple[str, str] | None = None) -> float:
+        """Bytes beyond the base, per finished game (of one object, or all)."""
+        keys = [key] if key else sizes
+        return sum(sizes.get(each, 0) - self.base.get(each, 0) for each in keys) / self.games
+
+
+def measure_storage(directory: Path, url: str | None, games: int) -> Storage:
+    """Single games played whole between two players (their reviews mailed), and the retention job
+    run as it runs ``retention_days`` after their end: first one game, the base, then ``games``
+    more, whose bytes are those they add to the base (so the first pages that every table and
+    index takes once, and the players' rows, do not count as the games')."""
+    shutil.rmtree(directory, ignore_errors=True)
+    limits = f"[limits]\ninvitations_per_day = {games + 1}\ninvitations_received_per_day = {games + 1}\n"
+    config = write_config(directory, url, limits)  # every invitation in one day
+    office = PostOffice(config, LoadedDice(seed=11))
+    anna, ben = Player(office, ANNA, "Anna"), Player(office, BEN, "Ben")
+    retention = timedelta(days=config.database.retention_days)
+
+    def play(count: int) -> tuple[int, int]:
+        """Play ``count`` games; the incoming and outgoing mails stored then."""
+        for _ in range(count):
+            play_to_end(office, (anna, ben), invite_and_accept(office, anna, ben, f"invite {BEN}"))
+        office.review()
+        with office.engine.connect() as connection:
+            return (connection.execute(select(func.count()).select_from(table_of(InboundMail))).scalar_one(),
+                    connection.execute(select(func.count()).select_from(table_of(OutboundMail))).scalar_one())
+
+    def prune() -> None:
+        prune_mail(office.engine, utc_now() + retention + timedelta(hours=1), retention)
+
+    play(1)
+    prune()
+    base = stored_sizes(office.engine)
+    with office.engine.connect() as connection:
+        kept = connection.execute(select(func.count()).select_from(table_of(InboundMail))).scalar_one()
+    stored = play(games)
+    before = stored_sizes(office.engine)
+    prune()
+    after = stored_sizes(office.engine)
+    office.engine.dispose()
+    return Storage(games, (stored[0] - kept, stored[1]), base, before, after)
+
+
+def print_storage(storage: Storage, dialect: str) -> None:
+    print(f"\nstorage per finished game on {dialect}: {storage.games} single games played whole "
+          f"({storage.mails[0] / storage.games:.0f} incoming and {storage.mails[1] / storage.games:.0f} outgoing mails "
+          "each), then retention (goal: at most 50 KB after it)")
+    print(f"  {'table and its indexes':44}{'before':>12}{'after':>10}   (bytes added to a database of one pruned "
+          "game, per game)")
+    tables = sorted({table for table, _ in storage.after} | {table for table, _ in storage.before})
+    for table in sorted(tables, key=lambda name: -sum(storage.per_game(storage.after, key) for key in storage.after
+                                                       if key[0] == name)):
+        objects = sorted(key for key in {*storage.before, *storage.after} if key[0] == table)
+        before = sum(storage.per_game(storage.before, key) for key in objects)
+        after = sum(storage.per_game(storage.after, key) for key in objects)
+        if round(before) == round(after) == 0:
+            continue
+        print(f"  {table:44}{before:12,.0f}{after:10,.0f}")
+        for key in objects:
+            if key[1] != table and round(storage.per_game(storage.after, key)):
+                print(f"    {key[1]:42}{storage.per_game(storage.before, key):12,.0f}"
+                      f"{storage.per_game(storage.after, key):10,.0f}")
+    print(f"  {'all':44}{storage.per_game(storage.before):12,.0f}{storage.per_game(storage.after):10,.0f}"
+          f"   = {storage.per_game(storage.after) / 1000:.1f} KB per game after retention")
+
+
 # -- running it ------------------------------------------------------------------------------
 
 
@@ -446,6 +574,10 @@ def main() -> None:
     parser.add_argument("--running", type=int, default=10_000, help="running games (default 10,000)")
     parser.add_argument("--mails", type=int, default=4, help="incoming mail rows per finished game (default 4)")
     parser.add_argument("--samples", type=int, default=15, help="timings per figure (default 15)")
+    parser.add_argument("--storage-games", type=int, default=10,
+                        help="single games played whole for the bytes kept per finished game (default 10)")
+    parser.add_argument("--storage-only", action="store_true",
+                        help="only the bytes kept per finished game, not the big database")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--database-url", help="the big database, one of your own: pbem's tables in it are "
                                                "dropped, then filled (with --empty-database-url)")
@@ -458,7 +590,7 @@ def main() -> None:
                         "2 samples")
     args = parser.parse_args()
     if args.small:
-        args.finished, args.running, args.samples = 200, 20, 2
+        args.finished, args.running, args.samples, args.storage_games = 200, 20, 2, 1
     if bool(args.database_url) != bool(args.empty_database_url) or (args.database_url and args.postgresql):
         parser.error("--database-url and --empty-database-url go together, and not with --postgresql")
 
@@ -470,7 +602,10 @@ def main() -> None:
         server = PostgresServer()
         server.start()
     try:
-        run(args, workdir, server)
+        if args.storage_only:
+            run_storage(args, workdir, server)
+        else:
+            run(args, workdir, server)
     finally:
         if server is not None:
             server.stop()
@@ -510,7 +645,11 @@ def run(args: argparse.Namespace, workdir: Path, server: Any) -> None:
     if sqlite_file is not None and built.exists():
         engine.dispose()
         shutil.copyfile(built, sqlite_file)
-        print(f"  big database copied from {built}")
+        started = time.perf_counter()
+        before, now = upgrade_schema(engine)
+        engine.dispose()
+        upgraded = f", upgraded from revision {before} to {now} in {time.perf_counter() - started:.0f} s"
+        print(f"  big database copied from {built}" + (upgraded if before != now else ""))
     else:
         reset(engine)
         build_big(engine, templates, args.finished, args.running, args.mails, args.seed)
@@ -524,10 +663,13 @@ def run(args: argparse.Namespace, workdir: Path, server: Any) -> None:
     empty.office.engine.dispose()
     big.office.engine.dispose()
 
-    print(f"\n{'':24}{'empty':>10}{'big':>10}{'ratio':>8}   (medians; goal: ratio at most 1.2)")
+    print(f"\n{'':24}{'empty':>10}{'big':>10}{'ratio':>8}{'CPU: empty':>14}{'big':>10}{'ratio':>8}"
+          "   (medians; goal: ratio at most 1.2)")
     for name in empty.times:
-        small_ms, big_ms = median_ms(empty.times[name]), median_ms(big.times[name])
-        print(f"  {name:22}{small_ms:8.1f}ms{big_ms:8.1f}ms{big_ms / small_ms:8.2f}")
+        small_ms, big_ms = (median_ms([each.wall for each in probe.times[name]]) for probe in (empty, big))
+        small_cpu, big_cpu = (median_ms([each.cpu for each in probe.times[name]]) for probe in (empty, big))
+        print(f"  {name:22}{small_ms:8.1f}ms{big_ms:8.1f}ms{big_ms / small_ms:8.2f}"
+              f"{small_cpu:12.1f}ms{big_cpu:8.1f}ms{big_cpu / max(small_cpu, 1e-3):8.2f}")
 
     print("\npbem games (a new process each; goal: at most 1 s)")
     for options, seconds, lines in time_pbem_games(big_config, args.finished):
@@ -545,6 +687,18 @@ def run(args: argparse.Namespace, workdir: Path, server: Any) -> None:
     print(f"  daemon: VmRSS {memory['VmRSS'] / 1024:.0f} MB, peak VmHWM {memory['VmHWM'] / 1024:.0f} MB")
     for number, worker in enumerate(workers, start=1):
         print(f"  worker {number}: VmRSS {worker['VmRSS'] / 1024:.0f} MB, peak VmHWM {worker['VmHWM'] / 1024:.0f} MB")
+
+    run_storage(args, workdir, server)
+
+
+def run_storage(args: argparse.Namespace, workdir: Path, server: Any) -> None:
+    url = str(server.new_database()) if server is not None else args.empty_database_url
+    if url is not None:
+        engine = make_engine(url)
+        reset(engine)
+        engine.dispose()
+    storage = measure_storage(workdir / "storage", url, args.storage_games)
+    print_storage(storage, "PostgreSQL" if url else "SQLite")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import case, literal_column
 from sqlmodel import Session, col, func, select
 
 from pbem.render.views import EventKind, Notice
@@ -19,16 +20,11 @@ from pbem.rules import prizes, rating, scoring
 from pbem.service.assistant import is_assistant
 from pbem.service.conversation import Conversation
 from pbem.service.tables import Table
-from pbem.store.game_records import Player
+from pbem.store.game_records import (RATING_BAND, RATING_COLUMNS, Player, RatingCount, move_rating_counts_at_commit,
+                                     rating_band)
 
 TOP = 10
 """How many players the ``ratings`` answer lists per rating."""
-
-_COLUMNS = {
-    rating.RatingKind.MATCH: ("rating_match", "experience_match"),
-    rating.RatingKind.CASUAL: ("rating_casual", "experience_casual"),
-    rating.RatingKind.PRIZE: ("rating_prize", "experience_prize"),
-}
 
 
 def is_rated(table: Table) -> bool:
@@ -60,33 +56,43 @@ def record_result(talk: Conversation, table: Table, result: scoring.Result, matc
     won, lost = rating.rate(before[winner], before[1 - winner], n)
     after = [won, lost] if winner == 0 else [lost, won]
     for player, new in zip(table.players, after):
-        rating_field, experience_field = _COLUMNS[kind]
+        rating_field, experience_field = RATING_COLUMNS[kind]
         setattr(player, rating_field, new.rating)
         setattr(player, experience_field, new.experience)
         talk.session.add(player)
+    move_rating_counts_at_commit(talk.session, kind, [(old.rating if old.experience else None, new.rating)
+                                                      for old, new in zip(before, after)])
     talk.event(table, EventKind.RATINGS_CHANGED, winner, kind=kind.value,
                ratings=[[old.rating, new.rating] for old, new in zip(before, after)])
 
 
 def rating_of(player: Player, kind: rating.RatingKind) -> rating.Rating:
-    rating_field, experience_field = _COLUMNS[kind]
+    rating_field, experience_field = RATING_COLUMNS[kind]
     return rating.Rating(getattr(player, rating_field), getattr(player, experience_field))
 
 
 def standings(session: Session, player: Player, kind: rating.RatingKind, top: int = TOP) -> dict[str, Any]:
-    """The best ``top`` players with rated play of this kind, and ``player``'s place among them all."""
-    rating_column, experience_column = (getattr(Player, name) for name in _COLUMNS[kind])
-    rated = col(experience_column) > 0
+    """The best ``top`` players with rated play of this kind, and ``player``'s place among them all.
+
+    The number of rated players and of those in higher bands come from the kept counts
+    (:class:`RatingCount`), those above the player in their own band from the rating's index.
+    """
+    rating_column, experience_column = (getattr(Player, name) for name in RATING_COLUMNS[kind])
+    rated = col(experience_column) > literal_column("0")  # as written in the partial index, for the planner
     best = session.exec(select(Player).where(rated).order_by(col(rating_column).desc(), col(Player.id))
                         .limit(top)).all()
     rows = [{"place": place, "name": player_row.display_name, **vars(rating_of(player_row, kind))}
             for place, player_row in enumerate(best, start=1)]
-    total = session.exec(select(func.count()).select_from(Player).where(rated)).one()
     mine = rating_of(player, kind)
-    place = None
-    if mine.experience > 0:
-        place = 1 + session.exec(select(func.count()).select_from(Player).where(rated)
-                                 .where(col(rating_column) > mine.rating)).one()
+    band = rating_band(mine.rating)
+    above_in_band = (select(func.count()).select_from(Player).where(rated)
+                     .where(col(rating_column) > mine.rating, col(rating_column) < (band + 1) * RATING_BAND))
+    total, above = session.exec(
+        select(func.coalesce(func.sum(RatingCount.players), 0),
+               func.coalesce(func.sum(case((col(RatingCount.band) > band, RatingCount.players), else_=0)), 0)
+               + above_in_band.scalar_subquery())
+        .where(RatingCount.kind == kind.value)).one()
+    place = 1 + above if mine.experience > 0 else None
     return {"kind": kind.value, "rows": rows, "total": total, "place": place, **vars(mine)}
 
 

@@ -8,14 +8,17 @@ rules core's ``to_dict``; finished games move to :class:`FinishedGame` for the `
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Integer, Text, UniqueConstraint
-from sqlmodel import Field, SQLModel
+from sqlalchemy import JSON, Column, Connection, Index, Integer, Text, UniqueConstraint, event, text
+from sqlmodel import Field, Session, SQLModel
 
-from pbem.rules.rating import START_RATING
+from pbem.rules.rating import START_RATING, RatingKind
 from pbem.store.db import UTCDateTime, utc_now
 
 
@@ -35,13 +38,14 @@ class Player(SQLModel, table=True):
 
     __tablename__ = "players"
     __mapper_args__ = {"version_id_col": _PLAYER_VERSION}
-    __table_args__ = (
-        # The ``ratings`` answer reads the best in order and counts places from these, never the
-        # whole table (``pbem.service.ratings.standings``).
-        Index("ix_players_rating_match", "rating_match", "experience_match"),
-        Index("ix_players_rating_casual", "rating_casual", "experience_casual"),
-        Index("ix_players_rating_prize", "rating_prize", "experience_prize"),
-    )
+    __table_args__ = tuple(
+        # The ``ratings`` answer reads the best in order, and counts who is above a player in
+        # their band of ratings, from these (``pbem.service.ratings.standings``): only players
+        # with rated play of the kind are in each, so that a list few have played (the prize
+        # list) is not read through everybody else.
+        Index(f"ix_players_rated_{kind}", f"rating_{kind}",
+              sqlite_where=text(f"experience_{kind} > 0"), postgresql_where=text(f"experience_{kind} > 0"))
+        for kind in ("match", "casual", "prize"))
 
     id: int | None = Field(default=None, primary_key=True)
     version: int = Field(default=1, sa_column=_PLAYER_VERSION)
@@ -90,6 +94,100 @@ class Player(SQLModel, table=True):
     def display_name(self) -> str:
         """The name from their From header, else the part of the address before the @."""
         return self.name or self.address.split("@", 1)[0]
+
+
+RATING_COLUMNS = {
+    RatingKind.MATCH: ("rating_match", "experience_match"),
+    RatingKind.CASUAL: ("rating_casual", "experience_casual"),
+    RatingKind.PRIZE: ("rating_prize", "experience_prize"),
+}
+"""Each kind's rating and experience columns of :class:`Player`; experience over 0 is rated play."""
+
+RATING_BAND = 8.0
+"""The width of a :class:`RatingCount` band: a power of two, so that :func:`rating_band` and the
+comparisons with a band's bounds agree for every float."""
+
+
+def rating_band(rating: float) -> int:
+    """The band a rating lies in: ``[band * RATING_BAND, (band + 1) * RATING_BAND)``."""
+    return math.floor(rating / RATING_BAND)
+
+
+class RatingCount(SQLModel, table=True):
+    """How many players with rated play of a kind have a rating in one band.
+
+    The ``ratings`` answer sums these rows (a few hundred at most, whatever the players) for the
+    number of rated players and for those above a player's band, and counts only the player's own
+    band from the rating's index (``pbem.service.ratings.standings``): counting every rated player
+    for every answer grew with the players.  Changed with the ratings, in the same transaction
+    (:func:`move_rating_counts_at_commit`).
+    """
+
+    __tablename__ = "rating_counts"
+
+    kind: str = Field(sa_type=Text, primary_key=True)
+    band: int = Field(primary_key=True)
+    players: int = 0
+
+
+_ADD_TO_BAND = text("INSERT INTO rating_counts (kind, band, players) VALUES (:kind, :band, :players) "
+                    "ON CONFLICT (kind, band) DO UPDATE SET players = rating_counts.players + excluded.players")
+"""SQLite and PostgreSQL alike: the band's row made, or its count changed, in one statement."""
+
+
+def move_rating_counts_at_commit(session: Session, kind: RatingKind,
+                                 moves: Iterable[tuple[float | None, float]]) -> None:
+    """Players of ``kind`` went from one rating (None: not rated yet) to another: their bands
+    are changed when ``session`` commits, as the last thing before it, after the players' rows.
+
+    A band's row is shared by every result near that rating: changed earlier, it would make
+    every other rated result on PostgreSQL wait for the whole rest of this transaction (and
+    a transaction that then waits for one of those, as a knockout's two semi-finals wait for
+    their tournament's row, for it in turn).
+    """
+    session.info.setdefault(_RATING_MOVES, []).append((kind, list(moves)))
+
+
+_RATING_MOVES = "pbem rating moves"
+
+
+@event.listens_for(Session, "before_commit")
+def _move_bands_at_commit(session: Session) -> None:
+    waiting = session.info.pop(_RATING_MOVES, [])
+    if waiting:
+        session.flush()  # the players' rows (and their version check) first, then the bands
+        for kind, moves in waiting:
+            move_rating_counts(session.connection(), kind, moves)
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_bands(session: Session) -> None:
+    session.info.pop(_RATING_MOVES, None)
+
+
+def move_rating_counts(connection: Connection, kind: RatingKind,
+                       moves: Iterable[tuple[float | None, float]]) -> None:
+    """Players of ``kind`` went from one rating (None: not rated yet) to another.
+
+    The bands are changed in their order, so that two transactions at once on PostgreSQL take
+    their rows' locks in the same order and never wait for each other in a circle.
+    """
+    changes: Counter[int] = Counter()
+    for before, after in moves:
+        if before is not None:
+            changes[rating_band(before)] -= 1
+        changes[rating_band(after)] += 1
+    rows = [{"kind": kind.value, "band": band, "players": change} for band, change in sorted(changes.items()) if change]
+    if rows:
+        connection.execute(_ADD_TO_BAND, rows)
+
+
+def count_rating_bands(connection: Connection) -> None:
+    """Count every kind's bands again from the players (revision 0020, and after a bulk load)."""
+    connection.execute(text("DELETE FROM rating_counts"))
+    for kind, (rating_column, experience_column) in RATING_COLUMNS.items():
+        ratings = connection.execute(text(f"SELECT {rating_column} FROM players WHERE {experience_column} > 0"))
+        move_rating_counts(connection, kind, [(None, rating) for rating in ratings.scalars()])
 
 
 class MatchStatus(StrEnum):

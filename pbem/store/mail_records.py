@@ -15,7 +15,7 @@ from email.policy import default as default_policy
 from email.utils import getaddresses, make_msgid, parseaddr
 from enum import StrEnum
 
-from sqlalchemy import JSON, Connection, LargeBinary, Table, Text, event
+from sqlalchemy import JSON, Connection, Index, LargeBinary, Table, Text, event, text
 from sqlmodel import Field, Session, SQLModel
 
 from pbem.addresses import bounce_address
@@ -35,6 +35,12 @@ class InboundMail(SQLModel, table=True):
     """A mail read from the inbox; `state` says what became of it, `reason` why."""
 
     __tablename__ = "inbound_mail"
+    __table_args__ = (
+        # The retention job's next mails to prune (``pbem.service.retention``): only the rows not
+        # yet pruned are in it, so a mail kept for years after its game costs no entry here.
+        Index("ix_inbound_mail_unpruned", "processed_at",
+              sqlite_where=text("pruned_at IS NULL"), postgresql_where=text("pruned_at IS NULL")),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     message_id: str = Field(sa_type=Text, unique=True, index=True)
@@ -47,9 +53,10 @@ class InboundMail(SQLModel, table=True):
     processed_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
     match_id: int | None = Field(default=None, index=True)
     """The match the mail was about, if any: its raw text is kept while the match runs."""
-    pruned_at: datetime | None = Field(sa_type=UTCDateTime, default=None, index=True)
-    """When ``raw`` was emptied by the retention job (the row stays, so a re-delivered mail is
-    still recognised as applied)."""
+    pruned_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
+    """When ``raw`` was emptied by the retention job, and with it what only the raw mail's reader
+    needs (sender, subject, reason): the row stays, so a re-delivered mail is still recognised
+    as applied."""
 
 
 class OutboundMail(SQLModel, table=True):

@@ -1,6 +1,7 @@
 """Retention: the raw mails of a finished game are dropped after ``retention_days`` (its answers
-deleted, its incoming mails emptied); the results, the .mat and the incoming Message-IDs stay,
-and a running game keeps its mails."""
+and its done reviews deleted, its incoming mails emptied, their sender and subject too); the
+results, the .mat, the incoming Message-IDs and a review given up stay, and a running game keeps
+its mails."""
 
 from __future__ import annotations
 
@@ -45,10 +46,15 @@ def rows_of_match(session: Session, match_id: int) -> list[SQLModel]:
 def test_a_finished_games_mails_are_pruned_after_retention_and_a_running_games_are_kept(office, anna, ben):
     finished = invite_and_accept(office, anna, ben, "invite ben@example.org")
     play_to_end(office, (anna, ben), finished)
+    office.review()  # the game's review mailed: its job is done
+    with Session(office.engine) as session:  # and one given up, which the operator still sees in pbem status
+        session.add(ReviewJob(match_id=finished, game_number=2, game={}, done_at=utc_now(), error="bgsage failed"))
+        session.commit()
     dan = Player(office, "dan@example.org", "Dan")
     running = invite_and_accept(office, anna, dan, "invite dan@example.org")
     eve = Player(office, "eve@example.org", "Eve")
     eve.write("help")
+    eve_mail_id = str(eve.outbox[-1]["Message-ID"])
     with Session(office.engine) as session:
         mat_before = match_file(session, finished)
         before = stored_bytes(rows_of_match(session, finished))
@@ -65,8 +71,11 @@ def test_a_finished_games_mails_are_pruned_after_retention_and_a_running_games_a
             assert kept and all(mail.raw for mail in kept)
         pruned = session.exec(select(InboundMail).where(InboundMail.match_id == finished)).all()
         assert pruned and all(mail.raw == b"" and mail.pruned_at is not None for mail in pruned)
+        assert {(mail.sender, mail.subject, mail.reason) for mail in pruned} == {("", "", "")}
         assert session.exec(select(OutboundMail).where(OutboundMail.match_id == finished)).all() == []
-        help_mail = session.exec(select(InboundMail).where(InboundMail.sender == "eve@example.org")).one()
+        reviews_kept = session.exec(select(ReviewJob).where(ReviewJob.match_id == finished)).all()
+        assert [review.error for review in reviews_kept] == ["bgsage failed"]
+        help_mail = session.exec(select(InboundMail).where(InboundMail.message_id == eve_mail_id)).one()
         assert help_mail.raw == b""  # a mail of no game is pruned once it is old
         assert match_file(session, finished) == mat_before
         after = stored_bytes(rows_of_match(session, finished))
