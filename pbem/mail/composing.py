@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
-from email.headerregistry import Address
+from email.headerregistry import Address, BaseHeader
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
@@ -108,10 +109,10 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
     """
     domain = service_address.rpartition("@")[2]
     message = EmailMessage(policy=MAIL_POLICY)
-    message["From"] = Address(_one_line(service_name), addr_spec=service_address)
-    message["To"] = Address(_one_line(letter.to_name), addr_spec=letter.to_address)
+    message["From"] = _address_header("From", service_name, service_address)
+    message["To"] = _address_header("To", letter.to_name, letter.to_address)
     if letter.token is not None:
-        message["Reply-To"] = Address(_one_line(service_name), addr_spec=reply_address(service_address, letter.token))
+        message["Reply-To"] = _address_header("Reply-To", service_name, reply_address(service_address, letter.token))
     message["Subject"] = _one_line(letter.subject)
     message["Date"] = format_datetime(now)
     if letter.token is not None and letter.stamp is not None:
@@ -125,14 +126,14 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
                   if is_safe_message_id(reference)]
     if references:
         message["References"] = " ".join(dict.fromkeys(references[-MAX_REFERENCES:]))
-    message["Auto-Submitted"] = "auto-replied"
+    message["Auto-Submitted"] = _kept_header("Auto-Submitted", "auto-replied")
     if letter.unsubscribe:
         # RFC 2369 and 8058: a mailbox provider offers its reader an "unsubscribe" button; with
         # an https URI it POSTs "List-Unsubscribe=One-Click" to it, without opening a page.
         message["List-Unsubscribe"] = ", ".join(f"<{uri}>" for uri in letter.unsubscribe)
         if any(uri.startswith("https://") for uri in letter.unsubscribe):
             message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
-    message["X-Auto-Response-Suppress"] = "All"
+    message["X-Auto-Response-Suppress"] = _kept_header("X-Auto-Response-Suppress", "All")
     message.set_content(letter.text)
     if letter.html is not None:
         message.add_alternative(letter.html, subtype="html")
@@ -151,6 +152,24 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
         if part.is_multipart():
             part.set_boundary(_new_boundary())
     return message
+
+
+HEADERS_KEPT = 4096
+"""How many parsed header objects are kept: an address header is parsed once per player and game."""
+
+
+@lru_cache(maxsize=HEADERS_KEPT)
+def _address_header(name: str, display_name: str, address: str) -> BaseHeader:
+    """The header ``name`` for one address, parsed once and kept: the policy parses every header
+    set (an address takes a few tenths of a millisecond), and the same From, To and Reply-To
+    recur in every mail of a game.  Header objects are immutable strings: shared safely."""
+    return _kept_header(name, str(Address(_one_line(display_name), addr_spec=address)))
+
+
+@lru_cache(maxsize=HEADERS_KEPT)
+def _kept_header(name: str, value: str) -> BaseHeader:
+    header: BaseHeader = MAIL_POLICY.header_factory(name, value)
+    return header
 
 
 def _new_boundary() -> str:
