@@ -15,6 +15,8 @@ Post-move boards stay seen from the player who moved.
 
 from __future__ import annotations
 
+import importlib
+import os
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -31,6 +33,32 @@ ALL_ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b
 DOUBLING_WINDOW = 0.55
 """Below this chance of winning the Assistant does not ask bgsage whether to double: no
 sensible double exists there except post-Crawford, and a cube analysis costs 20 checker plays."""
+DEEPEST = 3
+"""The Assistant's close decisions are searched one ply deeper than its other plays, up to this
+depth (gnubg's 2-ply): a fourth ply costs seconds per decision."""
+CLOSE_PLAY = 0.04
+"""Plays within this equity (per cube unit) of the best at the engine's plies are close: the
+best two of them are searched again one ply deeper.  Half of all plays have a close second
+(measured over 973 plays of self-play at 2 plies); the other half cost nothing more."""
+CLOSE_PLAYS_SEARCHED = 2
+"""At most this many close plays, the best first, are searched deeper: each costs 30 to 150 ms
+of CPU at 3 plies, and a third one gains a fifth as much again (see docs/development.md)."""
+
+
+_THEIR_OWNER = {"centered": "centered", "player": "opponent", "opponent": "player"}
+
+
+def close_plays(equities: dict[Position, float]) -> list[Position]:
+    """The plays worth a deeper search, best first: those within :data:`CLOSE_PLAY` of the best,
+    at most :data:`CLOSE_PLAYS_SEARCHED`.  The best alone where no other is close, where they are
+    all worth exactly the same (a cubeful equity pinned at a cash or a pass: deeper they are
+    still equal) and where one of them ends the game (its equity is exact already)."""
+    ranked = sorted(equities, key=lambda after: -equities[after])
+    best = equities[ranked[0]]
+    close = [after for after in ranked if best - equities[after] < CLOSE_PLAY][:CLOSE_PLAYS_SEARCHED]
+    if best == equities[close[-1]] or any(after.mover_off == CHECKERS for after in close):
+        return close[:1]
+    return close
 
 
 def to_board(position: Position) -> Board:
@@ -75,14 +103,51 @@ class CubeContext:
         return args
 
 
+class _PlaySearch:
+    """The cubeful equity of one play at ``plies``, exactly as bgsage's own checker play at that
+    depth values each candidate (its cube-aware search from the opponent's side, before their
+    roll, with their best cube action), but for the given plays only: bgsage's ``checker_play``
+    at 3 plies values every legal play so, up to 7 s for a double with many plays."""
+
+    def __init__(self, bgsage: Any, plies: int) -> None:
+        self._core = importlib.import_module("bgbot_cpp")  # bgsage's C++ core, installed with it
+        weights = bgsage.default_weights()
+        network = self._core.create_strategy(weights.strategy_type, weights.weight_paths_list,
+                                             weights.hidden_sizes_list)
+        self._bearoff = self._core.BearoffDB()
+        if self._bearoff.load(bgsage.weights.bearoff_db_path()):
+            network = self._core.BearoffStrategy(network, self._bearoff)
+        else:
+            self._bearoff = None
+        self._network, self._plies, self._threads = network, plies, max(2, os.cpu_count() or 2)
+
+    def equity(self, before: Position, after: Position, context: CubeContext) -> float:
+        """Cubeful equity (per cube unit) of playing ``before`` → ``after``, for the player who plays it."""
+        theirs = getattr(self._core.CubeOwner, _THEIR_OWNER[context.cube_owner].upper())
+        result = self._core.cubeful_probs_and_equity_nply(
+            to_board(after.swap()), theirs, self._network, self._plies, n_threads=self._threads,
+            cube_value=context.cube_value, away1=context.away2, away2=context.away1,
+            is_crawford=context.is_crawford, jacoby=context.jacoby, beaver=context.beaver,
+            bearoff_db=self._bearoff, root_board=to_board(before))
+        return -float(result["equity"])
+
+
 class Engine:
-    """bgsage at ``plies`` (1 = its raw network, as XG counts plies; each ply is ~20× slower)."""
+    """bgsage at ``plies`` (1 = its raw network, as XG counts plies; each ply is ~20× slower).
+
+    The Assistant's own cube decisions and its close plays are searched at ``deep_plies``, one
+    ply deeper (up to :data:`DEEPEST`): that is where a shallow search loses equity, and both
+    are rare enough to pay for it.  The review and the settlement stay at ``plies``."""
 
     def __init__(self, bgsage: Any, plies: int = 1) -> None:
         self.plies = plies
+        self.deep_plies = max(plies, min(plies + 1, DEEPEST))
         self._bgsage = bgsage
         self._analyzer = bgsage.BgBotAnalyzer(eval_level=f"{plies}ply")
         self._quick = self._analyzer if plies == 1 else bgsage.BgBotAnalyzer(eval_level="1ply")
+        self._deep = (self._analyzer if self.deep_plies == plies
+                      else bgsage.BgBotAnalyzer(eval_level=f"{self.deep_plies}ply"))
+        self._deep_plays = _PlaySearch(bgsage, self.deep_plies) if self.deep_plies > plies else None
 
     # -- evaluation ----------------------------------------------------------------------
 
@@ -196,14 +261,23 @@ class Engine:
         allowed = legal_plays(game.board, game.dice)
         if len(allowed) < 2:
             return next(iter(allowed.values()), ())
-        equities = self._equities(game.board, game.dice, allowed, CubeContext.of(game, game.seat))
-        return allowed[max(equities, key=lambda after: equities[after])]
+        context = CubeContext.of(game, game.seat)
+        equities = self._equities(game.board, game.dice, allowed, context)
+        close = close_plays(equities)
+        if len(close) > 1 and self._deep_plays is not None:
+            deeper = {after: self._deep_plays.equity(game.board, after, context) for after in close}
+            return allowed[max(deeper, key=lambda after: deeper[after])]
+        return allowed[close[0]]
 
     def wants_to_double(self, game: rules.Game) -> bool:
         """Should the player on roll double now (the caller has checked that they may)?"""
         if not rules.is_post_crawford(game) and self.winning_chance(game.board) < DOUBLING_WINDOW:
             return False
-        return bool(self.cube_analysis(game.board, CubeContext.of(game, game.seat)).should_double)
+        return bool(self._cube_decision(game.board, CubeContext.of(game, game.seat)).should_double)
+
+    def _cube_decision(self, position: Position, context: CubeContext) -> Any:
+        """bgsage's CubeActionResult at ``deep_plies``, for the Assistant's own cube decisions."""
+        return self._deep.cube_action(to_board(position), **context.checker_args())
 
     def answer_double(self, game: rules.Game) -> Answer:
         """Take, drop or beaver the double the player on roll (``game.seat``) has offered."""
@@ -212,8 +286,8 @@ class Engine:
             context = CubeContext.of(game, game.seat)
             keep = CubeContext(context.cube_value * 2, "opponent", context.away1, context.away2,
                                context.is_crawford, context.jacoby, context.beaver)
-            return "take" if self.cube_analysis(game.board, keep).equity_nd > -0.5 else "drop"
-        analysis = self.cube_analysis(game.board, CubeContext.of(game, game.seat))
+            return "take" if self._cube_decision(game.board, keep).equity_nd > -0.5 else "drop"
+        analysis = self._cube_decision(game.board, CubeContext.of(game, game.seat))
         if not analysis.should_take:
             return "drop"
         if analysis.is_beaver and cube_rules.beaver_refusal(game.rules, game.cube * 2) is None:
