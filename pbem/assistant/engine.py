@@ -33,9 +33,10 @@ ALL_ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b
 DOUBLING_WINDOW = 0.55
 """Below this chance of winning the Assistant does not ask bgsage whether to double: no
 sensible double exists there except post-Crawford, and a cube analysis costs 20 checker plays."""
-DEEPEST = 3
-"""The Assistant's close decisions are searched one ply deeper than its other plays, up to this
-depth (gnubg's 2-ply): a fourth ply costs seconds per decision."""
+DEEPER = {2: 3}
+"""The depth of the Assistant's close decisions, by the configured plies: the default 2 searches
+them at 3 (gnubg's 2-ply, 0.1 to 0.3 s).  1 stays the raw network, the operator's choice for
+speed; 3 and 4 are as deep as a decision may go already (a fourth ply costs seconds)."""
 CLOSE_PLAY = 0.04
 """Plays within this equity (per cube unit) of the best at the engine's plies are close: the
 best two of them are searched again one ply deeper.  Half of all plays have a close second
@@ -136,12 +137,12 @@ class Engine:
     """bgsage at ``plies`` (1 = its raw network, as XG counts plies; each ply is ~20× slower).
 
     The Assistant's own cube decisions and its close plays are searched at ``deep_plies``, one
-    ply deeper (up to :data:`DEEPEST`): that is where a shallow search loses equity, and both
-    are rare enough to pay for it.  The review and the settlement stay at ``plies``."""
+    ply deeper at the default 2 (:data:`DEEPER`): that is where a shallow search loses equity,
+    and only they pay for it.  The review and the settlement stay at ``plies``."""
 
     def __init__(self, bgsage: Any, plies: int = 1) -> None:
         self.plies = plies
-        self.deep_plies = max(plies, min(plies + 1, DEEPEST))
+        self.deep_plies = DEEPER.get(plies, plies)
         self._bgsage = bgsage
         self._analyzer = bgsage.BgBotAnalyzer(eval_level=f"{plies}ply")
         self._quick = self._analyzer if plies == 1 else bgsage.BgBotAnalyzer(eval_level="1ply")
@@ -273,7 +274,12 @@ class Engine:
         """Should the player on roll double now (the caller has checked that they may)?"""
         if not rules.is_post_crawford(game) and self.winning_chance(game.board) < DOUBLING_WINDOW:
             return False
-        return bool(self._cube_decision(game.board, CubeContext.of(game, game.seat)).should_double)
+        analysis = self._cube_decision(game.board, CubeContext.of(game, game.seat))
+        # Where a pass cashes as much as playing on is worth, cash: at 3 plies bgsage's no-double
+        # equity of a crushing position can reach the cash exactly (a blitz under Jacoby), a tie
+        # it leaves undoubled, while any bad roll of the opponent's could still turn it.
+        cash = not analysis.should_take and analysis.equity_dp >= analysis.equity_nd
+        return bool(analysis.should_double or cash)
 
     def _cube_decision(self, position: Position, context: CubeContext) -> Any:
         """bgsage's CubeActionResult at ``deep_plies``, for the Assistant's own cube decisions."""
