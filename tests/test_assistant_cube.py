@@ -16,7 +16,7 @@ The positions are chosen for answers a player can check by hand or knows from th
   Assistant's 2 plies gets the cube wrong and the Assistant's cube search (one ply deeper)
   right: early doubles of the leader and the trailer, a redouble that gives the cube away at
   1-0, a double too good to make, a trailer's double at 0-2 that 2 plies misses, and a take at
-  2-1 that 2 plies drops.
+  2-1 that 2 plies drops; and a double at 55% that only the gammons make right.
 
 :func:`test_gnubg_agrees_with_the_textbook_answers` has gnubg (``cfevaluate`` at 2 plies) confirm
 each expected answer; the other tests hold the Assistant to the same answers.
@@ -113,6 +113,9 @@ CASES = (
          {2: 2, 3: 2, 4: 1, 6: 4, 8: 1, 10: 2, 13: 2, 23: 1}, True, "take", FIVE, score=(2, 1)),
     Case("1-0: no double, take", {5: 2, 6: 4, 7: 1, 8: 3, 13: 3, 21: 2},
          {5: 2, 6: 3, 8: 2, 13: 3, 15: 1, 22: 2, 24: 2}, False, "take", FIVE, score=(1, 0)),
+    # 55% to win at 1 ply, below the doubling window, but 37% of gammons make it a double.
+    Case("1-0: double, take, on the gammons", {1: 2, 2: 2, 4: 2, 5: 2, 6: 2, 8: 1, 11: 1, 13: 1, 23: 1, "bar": 1},
+         {1: 2, 4: 1, 5: 2, 6: 2, 8: 2, 10: 2, 13: 3, 22: 1}, True, "take", FIVE, score=(1, 0)),
     Case("2-0: no double, take", {2: 2, 5: 3, 6: 3, 8: 2, 11: 5},
          {2: 2, 3: 2, 4: 2, 5: 2, 6: 1, 7: 1, 9: 1, 11: 1, 21: 2, 24: 1}, False, "take", FIVE, score=(2, 0)),
 )

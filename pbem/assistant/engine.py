@@ -33,6 +33,9 @@ ALL_ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b
 DOUBLING_WINDOW = 0.55
 """Below this chance of winning the Assistant does not ask bgsage whether to double: no
 sensible double exists there except post-Crawford, and a cube analysis costs 20 checker plays."""
+DOUBLING_EQUITY = 0.2
+"""...unless its cubeless equity (1 ply) reaches this: gammons can make a double right at 55%
+(gnubg doubles o82MAwibbSIBSA at 1-0 in a 5-point match with 56% and 37% gammons)."""
 DEEPER = {2: 3}
 """The depth of the Assistant's close decisions, by the configured plies: the default 2 searches
 them at 3 (gnubg's 2-ply, 0.1 to 0.3 s).  1 stays the raw network, the operator's choice for
@@ -272,7 +275,7 @@ class Engine:
 
     def wants_to_double(self, game: rules.Game) -> bool:
         """Should the player on roll double now (the caller has checked that they may)?"""
-        if not rules.is_post_crawford(game) and self.winning_chance(game.board) < DOUBLING_WINDOW:
+        if not rules.is_post_crawford(game) and not self._double_thinkable(game.board):
             return False
         analysis = self._cube_decision(game.board, CubeContext.of(game, game.seat))
         # Where a pass cashes as much as playing on is worth, cash: at 3 plies bgsage's no-double
@@ -280,6 +283,11 @@ class Engine:
         # it leaves undoubled, while any bad roll of the opponent's could still turn it.
         cash = not analysis.should_take and analysis.equity_dp >= analysis.equity_nd
         return bool(analysis.should_double or cash)
+
+    def _double_thinkable(self, position: Position) -> bool:
+        """Is a double worth a cube analysis (1 ply: a winning chance or an equity high enough)?"""
+        theirs = self._quick.post_move_analytics(to_board(position.swap()))
+        return 1.0 - float(theirs.probs.win) >= DOUBLING_WINDOW or -float(theirs.cubeless_equity) >= DOUBLING_EQUITY
 
     def _cube_decision(self, position: Position, context: CubeContext) -> Any:
         """bgsage's CubeActionResult at ``deep_plies``, for the Assistant's own cube decisions."""
