@@ -131,6 +131,9 @@ def test_only_plays_close_to_the_best_are_searched_deeper_best_first() -> None:
     assert [close[each] for each in close_plays(close)] == [0.30, 0.295, 0.29, 0.285][:CLOSE_PLAYS_SEARCHED]
     pinned = _plays_worth(-1.0, -1.0, -1.0)  # every play loses the same cash: nothing to search
     assert len(close_plays(pinned)) == 1
+    far = _plays_worth(-2.5, -2.6, -3.0, -3.1)  # a decided game: the backgammon is at stake
+    assert [far[each] for each in close_plays(far)] == [-2.5]
+    assert [far[each] for each in close_plays(far, decided=True)] == [-2.5, -2.6, -3.0, -3.1]
 
 
 def test_a_play_that_ends_the_game_is_never_searched_deeper() -> None:
@@ -171,3 +174,18 @@ def test_the_deeper_search_decides_between_close_plays_only(monkeypatch) -> None
     monkeypatch.setattr(bot, "_deep_plays", search)
     assert apply_play(game.board, bot.choose_play(game)) == ranked[1]
     assert search.asked == ranked[:2]
+
+
+def test_in_a_decided_game_plays_far_apart_are_searched_deeper_for_the_backgammon() -> None:
+    """A lost game, cube 2 at 0-0 of a 5-point match: a backgammon (6 points) loses the match, a
+    gammon does not.  gnubg at 2-ply: 23/17 19/17 (-2.995) saves it best, 23/21 23/17 (-3.230)
+    is a very bad move; 2 plies ranks 23/17 19/17 ninth, 0.5 behind its best, 23/21 23/17."""
+    from pbem.rules.gnubg_ids import position_from_id
+    from pbem.rules.notation import Colour, Numbering, format_play
+
+    game = rules.Game(rules=MatchRules(format=Format.MATCH, length=5), score=(0, 0), crawford=False,
+                      board=position_from_id("JwAAwGwXgCQDAA"), seat=0, phase=rules.Phase.TO_MOVE, dice=(6, 2),
+                      cube=2, cube_owner=0)
+    bot = engine(2)
+    assert bot is not None
+    assert format_play(game.board, bot.choose_play(game), Numbering.OWN, Colour.of_seat(0)) == "23/17 19/17"

@@ -47,19 +47,30 @@ best two of them are searched again one ply deeper.  Half of all plays have a cl
 CLOSE_PLAYS_SEARCHED = 2
 """At most this many close plays, the best first, are searched deeper: each costs 30 to 150 ms
 of CPU at 3 plies, and a third one gains a fifth as much again (see docs/development.md)."""
+DECIDED = 0.001
+"""A game whose best play leaves a chance to win (1 ply) below this, or above 1 minus it, is
+decided: only gammons and backgammons are at stake, where 2 plies misjudges most (it ranked
+gnubg's best backgammon-saving play ninth, 0.5 behind, at JwAAwGwXgCQDAA with 6-2)."""
+DECIDED_PLAYS_SEARCHED = 10
+"""In a decided game this many plays, the best first, are searched deeper, however far apart:
+such endings have little contact, and a 3-ply evaluation costs about 12 ms there."""
 
 
 _THEIR_OWNER = {"centered": "centered", "player": "opponent", "opponent": "player"}
 
 
-def close_plays(equities: dict[Position, float]) -> list[Position]:
+def close_plays(equities: dict[Position, float], decided: bool = False) -> list[Position]:
     """The plays worth a deeper search, best first: those within :data:`CLOSE_PLAY` of the best,
-    at most :data:`CLOSE_PLAYS_SEARCHED`.  The best alone where no other is close, where they are
-    all worth exactly the same (a cubeful equity pinned at a cash or a pass: deeper they are
-    still equal) and where one of them ends the game (its equity is exact already)."""
+    at most :data:`CLOSE_PLAYS_SEARCHED` (in a ``decided`` game the best
+    :data:`DECIDED_PLAYS_SEARCHED`, however far apart).  The best alone where no other is close,
+    where they are all worth exactly the same (a cubeful equity pinned at a cash or a pass:
+    deeper they are still equal) and where one of them ends the game (its equity is exact)."""
     ranked = sorted(equities, key=lambda after: -equities[after])
     best = equities[ranked[0]]
-    close = [after for after in ranked if best - equities[after] < CLOSE_PLAY][:CLOSE_PLAYS_SEARCHED]
+    if decided:
+        close = ranked[:DECIDED_PLAYS_SEARCHED]
+    else:
+        close = [after for after in ranked if best - equities[after] < CLOSE_PLAY][:CLOSE_PLAYS_SEARCHED]
     if best == equities[close[-1]] or any(after.mover_off == CHECKERS for after in close):
         return close[:1]
     return close
@@ -267,8 +278,11 @@ class Engine:
             return next(iter(allowed.values()), ())
         context = CubeContext.of(game, game.seat)
         equities = self._equities(game.board, game.dice, allowed, context)
-        close = close_plays(equities)
-        if len(close) > 1 and self._deep_plays is not None:
+        best = max(equities, key=lambda after: equities[after])
+        if self._deep_plays is None:
+            return allowed[best]
+        close = close_plays(equities, self._decided(best))
+        if len(close) > 1:
             deeper = {after: self._deep_plays.equity(game.board, after, context) for after in close}
             return allowed[max(deeper, key=lambda after: deeper[after])]
         return allowed[close[0]]
@@ -283,6 +297,11 @@ class Engine:
         # it leaves undoubled, while any bad roll of the opponent's could still turn it.
         cash = not analysis.should_take and analysis.equity_dp >= analysis.equity_nd
         return bool(analysis.should_double or cash)
+
+    def _decided(self, after: Position) -> bool:
+        """Is the game decided once ``after`` is played, only gammons and backgammons at stake (1 ply)?"""
+        win = float(self._quick.post_move_analytics(to_board(after)).probs.win)
+        return win < DECIDED or win > 1.0 - DECIDED
 
     def _double_thinkable(self, position: Position) -> bool:
         """Is a double worth a cube analysis (1 ply: a winning chance or an equity high enough)?"""
