@@ -150,9 +150,10 @@ class _PlaySearch:
 class Engine:
     """bgsage at ``plies`` (1 = its raw network, as XG counts plies; each ply is ~20× slower).
 
-    The Assistant's own cube decisions and its close plays are searched at ``deep_plies``, one
-    ply deeper at the default 2 (:data:`DEEPER`): that is where a shallow search loses equity,
-    and only they pay for it.  The review and the settlement stay at ``plies``."""
+    The Assistant's own cube decisions, its close plays and its plays in a decided game are
+    searched at ``deep_plies``, one ply deeper at the default 2 (:data:`DEEPER`): that is where a
+    shallow search loses equity, and only they pay for it.  The review and the settlement stay
+    at ``plies``."""
 
     def __init__(self, bgsage: Any, plies: int = 1) -> None:
         self.plies = plies
