@@ -196,10 +196,12 @@ def main() -> None:
     parser.add_argument("--judge", type=int, default=2, help="gnubg's analysis plies")
     parser.add_argument("--keep", help="a folder to keep the .mat files in")
     parser.add_argument("--small", action="store_true",
-                        help="a quick run that only shows the bench works (CI): one 1-point match at 1 ply, judged at 0 ply")
+                        help="a quick run that only shows the bench works (CI): one 1-point match at 1 ply, "
+                             "judged at 0 ply, timed while a review runs")
     args = parser.parse_args()
     if args.small:
         args.plies, args.matches, args.games, args.length, args.judge = [1], 1, 1, 1, 0
+        args.with_reviews = True
     what = (f"a money session of {args.games} games (beaver, Jacoby)" if args.money
             else f"{args.matches} {args.length}-point matches")
     load = "while a review computes in the review worker" if args.with_reviews else "with no review running"
