@@ -421,9 +421,11 @@ class LimitsConfig(_Table):
 
 class AssistantConfig(_Table):
     plies: int = 2
-    """bgsage's search depth for the Assistant and the review: 2 plays at about 2 mEMG as GNU
-    Backgammon judges it and answers within about 0.1 s (p95); 1 answers in milliseconds at
-    about 4 mEMG (``bench/assistant_bench.py``, the README's table)."""
+    """bgsage's search depth for the Assistant and the review: 2 (the Assistant's cube decisions
+    and close plays searched at 3) plays at about 1 mEMG as GNU Backgammon judges it and answers
+    within 0.14 to 0.46 s (p95, while a review runs on a busy 2-core machine; 60 ms of CPU on
+    average); 1 answers in milliseconds at about 4 mEMG (``bench/assistant_bench.py``,
+    docs/development.md's table)."""
 
     @field_validator("plies")
     @classmethod

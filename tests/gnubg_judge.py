@@ -29,6 +29,9 @@ _REQUEST_ENV = "PBEM_JUDGE_REQUEST"
 _REPLY_ENV = "PBEM_JUDGE_REPLY"
 SEAT_KEYS = ("X", "O")
 """gnubg's names for the .mat's left (seat 0) and right (seat 1) player in ``gnubg.match()``."""
+CUBE_ERROR_KINDS = ("missed-double-below-cp", "missed-double-above-cp", "wrong-double-below-dp",
+                    "wrong-double-above-tg", "wrong-take", "wrong-drop")
+"""gnubg's counts of wrong cube actions (its statistics' "Missed doubles", "Wrong doubles", ...)."""
 
 
 # --- the caller's side -------------------------------------------------------------------------
@@ -38,9 +41,10 @@ def analyse(mats: Sequence[str], plies: int = 2, jacoby: bool = False, beaver: b
             timeout: float = 3600) -> list[dict]:
     """gnubg's analysis of each ``.mat`` text: ``{"seats": [s0, s1], "games": [{"seats": ...}]}``
     where each ``s`` holds ``unforced``, ``checker_error``, ``close_cube``, ``cube_error`` (EMG),
-    ``very_bad``, ``bad``, ``moves`` and ``luck`` (EMG) for that seat.  A .mat cannot say
-    whether money play used the Jacoby rule or beavers: gnubg takes them from its settings
-    (Jacoby on by default), so they are set from ``jacoby`` and ``beaver`` before the import."""
+    ``very_bad``, ``bad``, ``cube_errors`` (wrong cube actions), ``moves`` and ``luck`` (EMG) for that
+    seat.  A .mat cannot say whether money play used the Jacoby rule or beavers: gnubg takes them
+    from its settings (Jacoby on by default), so they are set from ``jacoby`` and ``beaver``
+    before the import."""
     return _ask({"kind": "analyse", "mats": list(mats), "plies": plies, "jacoby": jacoby, "beaver": beaver},
                 timeout)
 
@@ -65,7 +69,7 @@ def proper_action(text: str) -> tuple[bool | None, str]:
 
 
 def rates(seats: Sequence[dict]) -> dict[str, float]:
-    """Error rates in mEMG (checker, cube, overall) and very bad moves over the given seat stats."""
+    """Error rates in mEMG (checker, cube, overall), very bad moves and cube errors over the given seat stats."""
     unforced = sum(seat["unforced"] for seat in seats)
     close = sum(seat["close_cube"] for seat in seats)
     checker = sum(seat["checker_error"] for seat in seats)
@@ -75,6 +79,7 @@ def rates(seats: Sequence[dict]) -> dict[str, float]:
         "cube": 1000 * cube / max(close, 1),
         "overall": 1000 * (checker + cube) / max(unforced + close, 1),
         "very_bad": sum(seat["very_bad"] for seat in seats),
+        "cube_errors": sum(seat.get("cube_errors", 0) for seat in seats),
         "decisions": unforced + close,
     }
 
@@ -140,6 +145,7 @@ def _seats(stats: dict) -> list[dict]:
             "close_cube": cube.get("close-cube", 0),
             # the dict's cube "error-skill" is already divided by the close decisions: add up the parts
             "cube_error": sum(value for name, value in cube.items() if name.startswith("err-") and name.endswith("-skill")),
+            "cube_errors": sum(cube.get(name, 0) for name in CUBE_ERROR_KINDS),
             "very_bad": marked.get("very bad", 0),
             "bad": marked.get("bad", 0),
             "luck": dice.get("luck", 0.0),

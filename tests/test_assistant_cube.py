@@ -11,7 +11,12 @@ The positions are chosen for answers a player can check by hand or knows from th
   gammon counts single;
 * post-Crawford, the trailer 2-away doubles at once and the leader has a free drop (4-2 in a
   5-point match either way); 3-away the double is optional and the leader takes; in the
-  Crawford game nobody may double (our rules refuse it, so the Assistant is never asked).
+  Crawford game nobody may double (our rules refuse it, so the Assistant is never asked);
+* match play at a score, from the Assistant's own 5-point matches, where bgsage at the
+  Assistant's 2 plies gets the cube wrong and the Assistant's cube search (one ply deeper)
+  right: early doubles of the leader and the trailer, a redouble that gives the cube away at
+  1-0, a double too good to make, a trailer's double at 0-2 that 2 plies misses, and a take at
+  2-1 that 2 plies drops; and a double at 55% that only the gammons make right.
 
 :func:`test_gnubg_agrees_with_the_textbook_answers` has gnubg (``cfevaluate`` at 2 plies) confirm
 each expected answer; the other tests hold the Assistant to the same answers.
@@ -96,6 +101,23 @@ CASES = (
     Case("blitz under Jacoby: double, pass", CLOSED_BOARD, ON_THE_BAR, True, "drop", JACOBY),
     Case("post-Crawford trailer 2-away: double, free drop", START, START, True, "drop", FIVE, score=(3, 4)),
     Case("post-Crawford trailer 3-away: optional double, take", START, START, None, "take", FIVE, score=(2, 4)),
+    Case("1-0: too good to double, pass", {5: 2, 6: 3, 7: 2, 8: 3, 13: 2, 15: 1, 16: 2},
+         {4: 3, 6: 3, 8: 2, 11: 2, 21: 3, 22: 1, 23: 1}, False, "drop", FIVE, score=(1, 0)),
+    Case("1-0, cube owned at 2: no redouble, take", {1: 2, 2: 2, 3: 2, 4: 3, 5: 3, 6: 2, 19: 1},
+         {1: 3, 3: 5, "bar": 1}, False, "take", FIVE, score=(1, 0), cube=2, owner=0),
+    Case("0-2: no double, take", {2: 2, 3: 1, 4: 3, 6: 4, 8: 2, 9: 3},
+         {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 1, 9: 1, 11: 1, 20: 2}, False, "take", FIVE, score=(0, 2)),
+    Case("0-2: double, pass", {2: 4, 3: 4, 4: 3, 6: 3, 19: 1},
+         {1: 2, 2: 2, 3: 2, 4: 2, 5: 3, 9: 1, 17: 1, 20: 1, 24: 1}, True, "drop", FIVE, score=(0, 2)),
+    Case("2-1: double, take", {1: 2, 3: 2, 4: 1, 5: 2, 6: 2, 8: 2, 11: 1, 13: 2, 20: 1},
+         {2: 2, 3: 2, 4: 1, 6: 4, 8: 1, 10: 2, 13: 2, 23: 1}, True, "take", FIVE, score=(2, 1)),
+    Case("1-0: no double, take", {5: 2, 6: 4, 7: 1, 8: 3, 13: 3, 21: 2},
+         {5: 2, 6: 3, 8: 2, 13: 3, 15: 1, 22: 2, 24: 2}, False, "take", FIVE, score=(1, 0)),
+    # 55% to win at 1 ply, below the doubling window, but 37% of gammons make it a double.
+    Case("1-0: double, take, on the gammons", {1: 2, 2: 2, 4: 2, 5: 2, 6: 2, 8: 1, 11: 1, 13: 1, 23: 1, "bar": 1},
+         {1: 2, 4: 1, 5: 2, 6: 2, 8: 2, 10: 2, 13: 3, 22: 1}, True, "take", FIVE, score=(1, 0)),
+    Case("2-0: no double, take", {2: 2, 5: 3, 6: 3, 8: 2, 11: 5},
+         {2: 2, 3: 2, 4: 2, 5: 2, 6: 1, 7: 1, 9: 1, 11: 1, 21: 2, 24: 1}, False, "take", FIVE, score=(2, 0)),
 )
 
 
@@ -123,7 +145,7 @@ def test_the_assistant_makes_no_cube_error_on_textbook_positions(case: Case) -> 
 
 
 def test_nobody_is_asked_to_double_in_the_crawford_game() -> None:
-    case = CASES[-2]
+    case = next(case for case in CASES if case.name.startswith("post-Crawford trailer 2-away"))
     crawford = rules.Game(rules=FIVE, score=(4, 2), crawford=True, board=case.position, seat=0,
                           phase=rules.Phase.TO_ROLL)
     assert not rules.can_double(crawford)

@@ -115,3 +115,77 @@ def engine_context(game: rules.Game):  # noqa: ANN201 - a tiny helper for the te
     from pbem.assistant.engine import CubeContext
 
     return CubeContext.of(game, game.seat)
+
+
+def _plays_worth(*equities: float) -> dict[Position, float]:
+    """Distinct positions (one more checker borne off each) worth the given equities."""
+    return {Position(_side({6: 15 - off}), _side({6: 15})): equity for off, equity in enumerate(equities)}
+
+
+def test_only_plays_close_to_the_best_are_searched_deeper_best_first() -> None:
+    from pbem.assistant.engine import CLOSE_PLAY, CLOSE_PLAYS_SEARCHED, close_plays
+
+    clear = _plays_worth(0.30, 0.30 - CLOSE_PLAY - 0.001, 0.10)
+    assert [clear[each] for each in close_plays(clear)] == [0.30]
+    close = _plays_worth(0.10, 0.30, 0.28, 0.29, 0.295, 0.285)
+    assert [close[each] for each in close_plays(close)] == [0.30, 0.295, 0.29, 0.285][:CLOSE_PLAYS_SEARCHED]
+    pinned = _plays_worth(-1.0, -1.0, -1.0)  # every play loses the same cash: nothing to search
+    assert len(close_plays(pinned)) == 1
+    far = _plays_worth(-2.5, -2.6, -3.0, -3.1)  # a decided game: the backgammon is at stake
+    assert [far[each] for each in close_plays(far)] == [-2.5]
+    assert [far[each] for each in close_plays(far, decided=True)] == [-2.5, -2.6, -3.0, -3.1]
+
+
+def test_a_play_that_ends_the_game_is_never_searched_deeper() -> None:
+    from pbem.assistant.engine import close_plays
+
+    won, not_yet = Position(_side({}), _side({6: 15})), Position(_side({2: 1}), _side({6: 15}))
+    assert won.mover_off == 15
+    assert close_plays({not_yet: 1.0, won: 0.99}) == [not_yet]
+
+
+class _DeeperSearch:
+    """Stands in for the deeper search: fixed equities per play, and the plays it was asked about."""
+
+    def __init__(self, equities: dict[Position, float]) -> None:
+        self.equities, self.asked = equities, []
+
+    def equity(self, before: Position, after: Position, context) -> float:  # noqa: ANN001
+        self.asked.append(after)
+        return self.equities[after]
+
+
+def test_the_deeper_search_decides_between_close_plays_only(monkeypatch) -> None:
+    bot = engine(2)
+    assert bot is not None and bot.deep_plies == 3
+    game = replace(_game({}, {}), board=Position.start(), phase=rules.Phase.TO_MOVE, dice=(3, 1))
+    shallow = bot.play_equities(game.board, game.dice, engine_context(game))
+    ranked = sorted(shallow, key=lambda after: -shallow[after])
+    assert shallow[ranked[0]] - shallow[ranked[1]] > 0.04  # 8/5 6/5 by far: no deeper search
+    search = _DeeperSearch({})
+    monkeypatch.setattr(bot, "_deep_plays", search)
+    assert apply_play(game.board, bot.choose_play(game)) == ranked[0] and search.asked == []
+
+    game = replace(game, dice=(2, 1))  # 13/11 6/5 or 24/23 13/11 and others, all close at the opening
+    shallow = bot.play_equities(game.board, game.dice, engine_context(game))
+    ranked = sorted(shallow, key=lambda after: -shallow[after])
+    assert shallow[ranked[0]] - shallow[ranked[1]] < 0.04
+    search = _DeeperSearch({ranked[0]: 0.0, ranked[1]: 0.01})
+    monkeypatch.setattr(bot, "_deep_plays", search)
+    assert apply_play(game.board, bot.choose_play(game)) == ranked[1]
+    assert search.asked == ranked[:2]
+
+
+def test_in_a_decided_game_plays_far_apart_are_searched_deeper_for_the_backgammon() -> None:
+    """A lost game, cube 2 at 0-0 of a 5-point match: a backgammon (6 points) loses the match, a
+    gammon does not.  gnubg at 2-ply: 23/17 19/17 (-2.995) saves it best, 23/21 23/17 (-3.230)
+    is a very bad move; 2 plies ranks 23/17 19/17 ninth, 0.5 behind its best, 23/21 23/17."""
+    from pbem.rules.gnubg_ids import position_from_id
+    from pbem.rules.notation import Colour, Numbering, format_play
+
+    game = rules.Game(rules=MatchRules(format=Format.MATCH, length=5), score=(0, 0), crawford=False,
+                      board=position_from_id("JwAAwGwXgCQDAA"), seat=0, phase=rules.Phase.TO_MOVE, dice=(6, 2),
+                      cube=2, cube_owner=0)
+    bot = engine(2)
+    assert bot is not None
+    assert format_play(game.board, bot.choose_play(game), Numbering.OWN, Colour.of_seat(0)) == "23/17 19/17"

@@ -15,6 +15,8 @@ Post-move boards stay seen from the player who moved.
 
 from __future__ import annotations
 
+import importlib
+import os
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -31,6 +33,47 @@ ALL_ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b
 DOUBLING_WINDOW = 0.55
 """Below this chance of winning the Assistant does not ask bgsage whether to double: no
 sensible double exists there except post-Crawford, and a cube analysis costs 20 checker plays."""
+DOUBLING_EQUITY = 0.2
+"""...unless its cubeless equity (1 ply) reaches this: gammons can make a double right at 55%
+(gnubg doubles o82MAwibbSIBSA at 1-0 in a 5-point match with 56% and 37% gammons)."""
+DEEPER = {2: 3}
+"""The depth of the Assistant's close decisions, by the configured plies: the default 2 searches
+them at 3 (gnubg's 2-ply, 0.1 to 0.3 s).  1 stays the raw network, the operator's choice for
+speed; 3 and 4 are as deep as a decision may go already (a fourth ply costs seconds)."""
+CLOSE_PLAY = 0.04
+"""Plays within this equity (per cube unit) of the best at the engine's plies are close: the
+best two of them are searched again one ply deeper.  Half of all plays have a close second
+(measured over 973 plays of self-play at 2 plies); the other half cost nothing more."""
+CLOSE_PLAYS_SEARCHED = 2
+"""At most this many close plays, the best first, are searched deeper: each costs 30 to 150 ms
+of CPU at 3 plies, and a third one gains a fifth as much again (see docs/development.md)."""
+DECIDED = 0.001
+"""A game whose best play leaves a chance to win (1 ply) below this, or above 1 minus it, is
+decided: only gammons and backgammons are at stake, where 2 plies misjudges most (it ranked
+gnubg's best backgammon-saving play ninth, 0.5 behind, at JwAAwGwXgCQDAA with 6-2)."""
+DECIDED_PLAYS_SEARCHED = 10
+"""In a decided game this many plays, the best first, are searched deeper, however far apart:
+such endings have little contact, and a 3-ply evaluation costs about 12 ms there."""
+
+
+_THEIR_OWNER = {"centered": "centered", "player": "opponent", "opponent": "player"}
+
+
+def close_plays(equities: dict[Position, float], decided: bool = False) -> list[Position]:
+    """The plays worth a deeper search, best first: those within :data:`CLOSE_PLAY` of the best,
+    at most :data:`CLOSE_PLAYS_SEARCHED` (in a ``decided`` game the best
+    :data:`DECIDED_PLAYS_SEARCHED`, however far apart).  The best alone where no other is close,
+    where they are all worth exactly the same (a cubeful equity pinned at a cash or a pass:
+    deeper they are still equal) and where one of them ends the game (its equity is exact)."""
+    ranked = sorted(equities, key=lambda after: -equities[after])
+    best = equities[ranked[0]]
+    if decided:
+        close = ranked[:DECIDED_PLAYS_SEARCHED]
+    else:
+        close = [after for after in ranked if best - equities[after] < CLOSE_PLAY][:CLOSE_PLAYS_SEARCHED]
+    if best == equities[close[-1]] or any(after.mover_off == CHECKERS for after in close):
+        return close[:1]
+    return close
 
 
 def to_board(position: Position) -> Board:
@@ -75,14 +118,52 @@ class CubeContext:
         return args
 
 
+class _PlaySearch:
+    """The cubeful equity of one play at ``plies``, exactly as bgsage's own checker play at that
+    depth values each candidate (its cube-aware search from the opponent's side, before their
+    roll, with their best cube action), but for the given plays only: bgsage's ``checker_play``
+    at 3 plies values every legal play so, up to 7 s for a double with many plays."""
+
+    def __init__(self, bgsage: Any, plies: int) -> None:
+        self._core = importlib.import_module("bgbot_cpp")  # bgsage's C++ core, installed with it
+        weights = bgsage.default_weights()
+        network = self._core.create_strategy(weights.strategy_type, weights.weight_paths_list,
+                                             weights.hidden_sizes_list)
+        self._bearoff = self._core.BearoffDB()
+        if self._bearoff.load(bgsage.weights.bearoff_db_path()):
+            network = self._core.BearoffStrategy(network, self._bearoff)
+        else:
+            self._bearoff = None
+        self._network, self._plies, self._threads = network, plies, max(2, os.cpu_count() or 2)
+
+    def equity(self, before: Position, after: Position, context: CubeContext) -> float:
+        """Cubeful equity (per cube unit) of playing ``before`` → ``after``, for the player who plays it."""
+        theirs = getattr(self._core.CubeOwner, _THEIR_OWNER[context.cube_owner].upper())
+        result = self._core.cubeful_probs_and_equity_nply(
+            to_board(after.swap()), theirs, self._network, self._plies, n_threads=self._threads,
+            cube_value=context.cube_value, away1=context.away2, away2=context.away1,
+            is_crawford=context.is_crawford, jacoby=context.jacoby, beaver=context.beaver,
+            bearoff_db=self._bearoff, root_board=to_board(before))
+        return -float(result["equity"])
+
+
 class Engine:
-    """bgsage at ``plies`` (1 = its raw network, as XG counts plies; each ply is ~20× slower)."""
+    """bgsage at ``plies`` (1 = its raw network, as XG counts plies; each ply is ~20× slower).
+
+    The Assistant's own cube decisions, its close plays and its plays in a decided game are
+    searched at ``deep_plies``, one ply deeper at the default 2 (:data:`DEEPER`): that is where a
+    shallow search loses equity, and only they pay for it.  The review and the settlement stay
+    at ``plies``."""
 
     def __init__(self, bgsage: Any, plies: int = 1) -> None:
         self.plies = plies
+        self.deep_plies = DEEPER.get(plies, plies)
         self._bgsage = bgsage
         self._analyzer = bgsage.BgBotAnalyzer(eval_level=f"{plies}ply")
         self._quick = self._analyzer if plies == 1 else bgsage.BgBotAnalyzer(eval_level="1ply")
+        self._deep = (self._analyzer if self.deep_plies == plies
+                      else bgsage.BgBotAnalyzer(eval_level=f"{self.deep_plies}ply"))
+        self._deep_plays = _PlaySearch(bgsage, self.deep_plies) if self.deep_plies > plies else None
 
     # -- evaluation ----------------------------------------------------------------------
 
@@ -196,14 +277,41 @@ class Engine:
         allowed = legal_plays(game.board, game.dice)
         if len(allowed) < 2:
             return next(iter(allowed.values()), ())
-        equities = self._equities(game.board, game.dice, allowed, CubeContext.of(game, game.seat))
-        return allowed[max(equities, key=lambda after: equities[after])]
+        context = CubeContext.of(game, game.seat)
+        equities = self._equities(game.board, game.dice, allowed, context)
+        best = max(equities, key=lambda after: equities[after])
+        if self._deep_plays is None:
+            return allowed[best]
+        close = close_plays(equities, self._decided(best))
+        if len(close) > 1:
+            deeper = {after: self._deep_plays.equity(game.board, after, context) for after in close}
+            return allowed[max(deeper, key=lambda after: deeper[after])]
+        return allowed[close[0]]
 
     def wants_to_double(self, game: rules.Game) -> bool:
         """Should the player on roll double now (the caller has checked that they may)?"""
-        if not rules.is_post_crawford(game) and self.winning_chance(game.board) < DOUBLING_WINDOW:
+        if not rules.is_post_crawford(game) and not self._double_thinkable(game.board):
             return False
-        return bool(self.cube_analysis(game.board, CubeContext.of(game, game.seat)).should_double)
+        analysis = self._cube_decision(game.board, CubeContext.of(game, game.seat))
+        # Where a pass cashes as much as playing on is worth, cash: at 3 plies bgsage's no-double
+        # equity of a crushing position can reach the cash exactly (a blitz under Jacoby), a tie
+        # it leaves undoubled, while any bad roll of the opponent's could still turn it.
+        cash = not analysis.should_take and analysis.equity_dp >= analysis.equity_nd
+        return bool(analysis.should_double or cash)
+
+    def _decided(self, after: Position) -> bool:
+        """Is the game decided once ``after`` is played, only gammons and backgammons at stake (1 ply)?"""
+        win = float(self._quick.post_move_analytics(to_board(after)).probs.win)
+        return win < DECIDED or win > 1.0 - DECIDED
+
+    def _double_thinkable(self, position: Position) -> bool:
+        """Is a double worth a cube analysis (1 ply: a winning chance or an equity high enough)?"""
+        theirs = self._quick.post_move_analytics(to_board(position.swap()))
+        return 1.0 - float(theirs.probs.win) >= DOUBLING_WINDOW or -float(theirs.cubeless_equity) >= DOUBLING_EQUITY
+
+    def _cube_decision(self, position: Position, context: CubeContext) -> Any:
+        """bgsage's CubeActionResult at ``deep_plies``, for the Assistant's own cube decisions."""
+        return self._deep.cube_action(to_board(position), **context.checker_args())
 
     def answer_double(self, game: rules.Game) -> Answer:
         """Take, drop or beaver the double the player on roll (``game.seat``) has offered."""
@@ -212,8 +320,8 @@ class Engine:
             context = CubeContext.of(game, game.seat)
             keep = CubeContext(context.cube_value * 2, "opponent", context.away1, context.away2,
                                context.is_crawford, context.jacoby, context.beaver)
-            return "take" if self.cube_analysis(game.board, keep).equity_nd > -0.5 else "drop"
-        analysis = self.cube_analysis(game.board, CubeContext.of(game, game.seat))
+            return "take" if self._cube_decision(game.board, keep).equity_nd > -0.5 else "drop"
+        analysis = self._cube_decision(game.board, CubeContext.of(game, game.seat))
         if not analysis.should_take:
             return "drop"
         if analysis.is_beaver and cube_rules.beaver_refusal(game.rules, game.cube * 2) is None:
