@@ -43,7 +43,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 from sqlalchemy.engine import Engine
-from sqlalchemy import update
+from sqlalchemy import ColumnElement, and_, update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
@@ -320,9 +320,7 @@ class MailPipeline:
     def _claim_own(self, answer: ClaimedMail) -> ClaimedMail | None:
         """The answer, claimed (as :meth:`_claim_outbound` claims one) if it is still unsent: two
         statements on the claim's connection, no transaction, and the mail not read again."""
-        unsent = (select(OutboundMail.id).where(OutboundMail.id == answer.id)
-                  .where(col(OutboundMail.sent_at).is_(None))
-                  .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id))))
+        unsent = select(OutboundMail.id).where(OutboundMail.id == answer.id).where(_still_to_send())
         release = claim(self.engine, f"outbound {answer.id}", still=unsent)
         return None if release is None else replace(answer, release=release)
 
@@ -389,10 +387,8 @@ class MailPipeline:
         """Up to OUTBOX_BATCH due mails queued after row `after`, in the order they were queued
         (one pass over the outbox tries each mail once, however the others went)."""
         with session_scope(self.engine) as session:
-            query = (select(OutboundMail.id).where(col(OutboundMail.sent_at).is_(None))
-                     .where(col(OutboundMail.id) > after)
+            query = (select(OutboundMail.id).where(_still_to_send()).where(col(OutboundMail.id) > after)
                      .where(OutboundMail.next_attempt_at <= self.clock())
-                     .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))
                      .order_by(col(OutboundMail.id)).limit(OUTBOX_BATCH))
             return [outbound_id for outbound_id in session.exec(query).all() if outbound_id is not None]
 
@@ -411,9 +407,8 @@ class MailPipeline:
             with session_scope(self.engine) as session:
                 now = self.clock()
                 row = session.exec(
-                    select(OutboundMail).where(OutboundMail.id == outbound_id)
-                    .where(col(OutboundMail.sent_at).is_(None)).where(OutboundMail.next_attempt_at <= now)
-                    .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))).first()
+                    select(OutboundMail).where(OutboundMail.id == outbound_id).where(_still_to_send())
+                    .where(OutboundMail.next_attempt_at <= now)).first()
                 if row is not None and self.engine.dialect.name == "postgresql":
                     row.next_attempt_at = now + SEND_LEASE
                     session.add(row)
@@ -460,6 +455,11 @@ class ClaimedMail:
     """Lets go of the claim, once the outcome is recorded."""
     lease_until: datetime | None
     """An own answer's end of lease (None: a due answer claimed from the outbox)."""
+
+
+def _still_to_send() -> ColumnElement[bool]:
+    """The condition on outgoing mails neither sent nor given up."""
+    return and_(col(OutboundMail.sent_at).is_(None), col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))
 
 
 def _settled(inbound: InboundMail | None, message_id: str) -> InboxResult | None:
