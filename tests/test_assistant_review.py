@@ -21,7 +21,7 @@ import pytest
 
 from gnubg_judge import analyse, rates
 from pbem.assistant import engine
-from pbem.assistant.engine import CubeContext, Engine
+from pbem.assistant.engine import CubeContext, Engine, to_board
 from pbem.assistant.review import review_game
 from pbem.config import AssistantConfig
 from pbem.rules import game as rules
@@ -138,3 +138,34 @@ def test_luck_sums_to_about_zero_over_many_random_games() -> None:
     mean, spread = statistics.fmean(lucks), statistics.stdev(lucks)
     assert spread > 0.05  # the dice matter
     assert abs(mean) < 4 * spread / len(lucks) ** 0.5, (mean, spread, len(lucks))
+
+
+def test_the_reviews_batches_rank_plays_exactly_as_bgsages_own_batch() -> None:
+    """The review makes bgsage's networks once and calls its batch directly (pbem.assistant.engine
+    ``_Batches``); it must see the very equities ``bgsage.batch_checker_play`` gives, at 1 and 2
+    plies, for money (with and without Jacoby) and match scores, any cube owner."""
+    import bgsage
+
+    bot, dice_of = _bot(), random.Random(23)
+    contexts = [CubeContext(), CubeContext(2, "player", jacoby=True), CubeContext(4, "opponent"),
+                CubeContext(1, "centered", 3, 5), CubeContext(2, "opponent", 2, 4), CubeContext(1, "centered", 1, 4, True)]
+    items: list = []
+    while len(items) < 40:
+        game = rules.new_game(Score(MatchRules()), (dice_of.randint(1, 6), dice_of.randint(1, 6)))
+        while game is not None and game.phase is not rules.Phase.OVER and len(items) < 40:
+            if game.phase is rules.Phase.TO_MOVE:
+                assert game.dice is not None
+                items.append((game.board, game.dice, contexts[len(items) % len(contexts)]))
+                plays = list(legal_plays(game.board, game.dice).values())
+                game = rules.play(game, game.seat, dice_of.choice(plays))
+            else:
+                game = rules.roll(game, game.seat, (dice_of.randint(1, 6), dice_of.randint(1, 6)))
+    for plies in (1, 2):
+        ours = bot._batch(items, plies)
+        for item, moves in zip(items, ours):
+            position, dice, context = item
+            theirs = bgsage.batch_checker_play(
+                [{"board": to_board(position), "die1": dice[0], "die2": dice[1], **context.post_move_args()}],
+                eval_level=f"{plies}ply", jacoby=context.jacoby)[0].moves
+            assert [(move["board"], move["equity"], move["eval_level"]) for move in moves] \
+                == [(move.board, move.equity, move.eval_level) for move in theirs]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -147,6 +148,61 @@ class _PlaySearch:
         return -float(result["equity"])
 
 
+class _Batches:
+    """bgsage's batch checker play (its move lists, ranked, over the cores) with the networks made
+    once: ``bgsage.batch_checker_play`` builds them from their files at every call (25 to 35 ms of
+    CPU each, two or three per review) and wraps every move of every answer in Python objects,
+    where the review reads the equities alone.  The same C++ call with the same arguments as
+    bgsage's, so the same equities; the deeper search's position cache is cleared after every
+    batch, as bgsage's own analyzers clear theirs, and one batch runs at a time."""
+
+    FILTER_MAX_MOVES = 5
+    FILTER_THRESHOLD = 0.08
+    """bgsage's batch defaults: at 2 plies the best 5 plays within 0.08 of the best at 1 ply are
+    searched again, the others keep their 1-ply equity."""
+
+    def __init__(self, bgsage: Any) -> None:
+        self._core = importlib.import_module("bgbot_cpp")
+        weights = bgsage.default_weights()
+        self._network_args = (weights.strategy_type, weights.weight_paths_list, weights.hidden_sizes_list)
+        self._network = self._core.create_strategy(*self._network_args)
+        self._searches: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    def moves(self, items: list[tuple[Position, tuple[int, int], CubeContext]], plies: int) -> list[list[Any]]:
+        """For each ``(position, dice, cube)`` its plays as bgsage lists them, best first: dicts with
+        the ``board`` after the play and its cubeful ``equity`` (per cube unit)."""
+        owners = self._core.CubeOwner
+        inputs = []
+        for position, dice, context in items:
+            entry: dict[str, Any] = {"board": to_board(position), "die1": dice[0], "die2": dice[1],
+                                     "cube_value": context.cube_value,
+                                     "cube_owner": getattr(owners, context.cube_owner.upper())}
+            if context.away1 > 0 or context.away2 > 0:
+                entry.update(away1=context.away1, away2=context.away2, is_crawford=context.is_crawford)
+            inputs.append(entry)
+        match = any(context.away1 > 0 or context.away2 > 0 for _, _, context in items)
+        jacoby = any(context.jacoby for _, _, context in items) and not match
+        filters = (self.FILTER_MAX_MOVES, self.FILTER_THRESHOLD, 0)
+        with self._lock:
+            if plies == 1:
+                results = self._core.batch_checker_play(inputs, self._network, *filters, jacoby=jacoby)
+            else:
+                search = self._search(plies)
+                try:
+                    results = self._core.batch_checker_play(inputs, self._network, search, *filters, jacoby=jacoby)
+                finally:
+                    search.clear_cache()
+        return [result["moves"] for result in results]
+
+    def _search(self, plies: int) -> Any:
+        if plies not in self._searches:
+            self._searches[plies] = self._core.create_multipy(
+                *self._network_args, n_plies=plies, filter_max_moves=self.FILTER_MAX_MOVES,
+                filter_threshold=self.FILTER_THRESHOLD, parallel_evaluate=False, parallel_threads=0)
+        return self._searches[plies]
+
+
 class Engine:
     """bgsage at ``plies`` (1 = its raw network, as XG counts plies; each ply is ~20× slower).
 
@@ -164,6 +220,12 @@ class Engine:
         self._deep = (self._analyzer if self.deep_plies == plies
                       else bgsage.BgBotAnalyzer(eval_level=f"{self.deep_plies}ply"))
         self._deep_plays = _PlaySearch(bgsage, self.deep_plies) if self.deep_plies > plies else None
+        self._batches: _Batches | None = None
+
+    def _batch(self, items: list[tuple[Position, tuple[int, int], CubeContext]], plies: int) -> list[list[Any]]:
+        if self._batches is None:  # made at the first review: the Assistant's own plays never batch
+            self._batches = _Batches(self._bgsage)
+        return self._batches.moves(items, plies)
 
     # -- evaluation ----------------------------------------------------------------------
 
@@ -193,16 +255,11 @@ class Engine:
         source of equities; a resulting position it does not list is evaluated on its own)."""
         if not items:
             return []
-        inputs = [{"board": to_board(position), "die1": dice[0], "die2": dice[1], **context.post_move_args()}
-                  for position, dice, context in items]
-        jacoby = any(context.jacoby for _, _, context in items)
-        results = self._bgsage.batch_checker_play(inputs, eval_level=f"{self.plies}ply", jacoby=jacoby)
         answers = []
-        for (position, dice, context), result in zip(items, results):
+        for (position, dice, context), moves in zip(items, self._batch(items, self.plies)):
             allowed = legal_plays(position, dice)
             by_board = {tuple(to_board(after)): after for after in allowed}
-            equities = {by_board[key]: move.equity for move in result.moves
-                        if (key := tuple(move.board)) in by_board}
+            equities = {by_board[key]: move["equity"] for move in moves if (key := tuple(move["board"])) in by_board}
             for after in allowed:
                 if after not in equities:
                     equities[after] = self.after_move_equity(after, context)
@@ -252,18 +309,17 @@ class Engine:
         One bgsage batch at 1 ply for all of them, whatever the strength: this is 21 checker plays
         per roll, and at 1 ply they cost a third of a millisecond each in a batch.
         """
-        inputs = [{"board": to_board(position), "die1": a, "die2": b, **context.post_move_args()}
-                  for position, context, _, opening in rolls for a, b in ALL_ROLLS if not (opening and a == b)]
-        jacoby = any(context.jacoby for _, context, _, _ in rolls)
-        results = iter(self._bgsage.batch_checker_play(inputs, eval_level="1ply", jacoby=jacoby))
+        items = [(position, (a, b), context)
+                 for position, context, _, opening in rolls for a, b in ALL_ROLLS if not (opening and a == b)]
+        results = iter(self._batch(items, 1))
         lucks = []
         for position, context, dice, opening in rolls:
             equities = {}
             for a, b in ALL_ROLLS:
                 if opening and a == b:
                     continue
-                moves = next(results).moves
-                equities[(a, b)] = moves[0].equity if moves else self.after_move_equity(position, context, True)
+                moves = next(results)
+                equities[(a, b)] = moves[0]["equity"] if moves else self.after_move_equity(position, context, True)
             weights = {roll: 1 if roll[0] == roll[1] else 2 for roll in equities}
             average = sum(equities[roll] * weights[roll] for roll in equities) / sum(weights.values())
             lucks.append(equities[(min(dice), max(dice))] - average)
