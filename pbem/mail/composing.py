@@ -20,7 +20,7 @@ from email.headerregistry import Address, BaseHeader
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
-from pbem.mail.policy import MAIL_POLICY
+from pbem.mail.policy import MAIL_POLICY, MailMessage, kept_header
 from pbem.mail.reading import TOKEN_PATTERN, is_safe_message_id, reply_address
 
 MAX_REFERENCES = 12
@@ -108,7 +108,7 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
     ``multipart/mixed``.
     """
     domain = service_address.rpartition("@")[2]
-    message = EmailMessage(policy=MAIL_POLICY)
+    message = MailMessage(policy=MAIL_POLICY)
     message["From"] = _address_header("From", service_name, service_address)
     message["To"] = _address_header("To", letter.to_name, letter.to_address)
     if letter.token is not None:
@@ -126,14 +126,14 @@ def compose(letter: Letter, service_address: str, service_name: str, now: dateti
                   if is_safe_message_id(reference)]
     if references:
         message["References"] = " ".join(dict.fromkeys(references[-MAX_REFERENCES:]))
-    message["Auto-Submitted"] = _kept_header("Auto-Submitted", "auto-replied")
+    message["Auto-Submitted"] = "auto-replied"
     if letter.unsubscribe:
         # RFC 2369 and 8058: a mailbox provider offers its reader an "unsubscribe" button; with
         # an https URI it POSTs "List-Unsubscribe=One-Click" to it, without opening a page.
         message["List-Unsubscribe"] = ", ".join(f"<{uri}>" for uri in letter.unsubscribe)
         if any(uri.startswith("https://") for uri in letter.unsubscribe):
             message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
-    message["X-Auto-Response-Suppress"] = _kept_header("X-Auto-Response-Suppress", "All")
+    message["X-Auto-Response-Suppress"] = "All"
     message.set_content(letter.text)
     if letter.html is not None:
         message.add_alternative(letter.html, subtype="html")
@@ -163,13 +163,7 @@ def _address_header(name: str, display_name: str, address: str) -> BaseHeader:
     """The header ``name`` for one address, parsed once and kept: the policy parses every header
     set (an address takes a few tenths of a millisecond), and the same From, To and Reply-To
     recur in every mail of a game.  Header objects are immutable strings: shared safely."""
-    return _kept_header(name, str(Address(_one_line(display_name), addr_spec=address)))
-
-
-@lru_cache(maxsize=HEADERS_KEPT)
-def _kept_header(name: str, value: str) -> BaseHeader:
-    header: BaseHeader = MAIL_POLICY.header_factory(name, value)
-    return header
+    return kept_header(MAIL_POLICY, name, str(Address(_one_line(display_name), addr_spec=address)))
 
 
 def _new_boundary() -> str:

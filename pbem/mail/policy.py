@@ -1,15 +1,36 @@
-"""The email policy the service reads and writes mail with.
+"""The email policy the service reads and writes mail with, and the bytes of a mail it sends.
 
-It is the standard library's ``email.policy.default`` but for one thing: the stock header
-registry builds a new class for every header it parses or sets (``type(...)`` on each call,
-some 40 µs), dozens of times per mail; this one builds each header class once and keeps it.
-The header objects, their parsing and folding are the stock ones.
+It is the standard library's ``email.policy.default`` but for the work it repeats in every
+mail; the header objects, their parsing and folding, and the bytes written are the stock ones
+(``tests/test_mail_policy.py`` compares them with the standard library's over many mails):
+
+* the stock header registry builds a new class for every header it parses or sets (``type(...)``
+  on each call, some 40 µs), dozens of times per mail; this one builds each class once;
+* a header set to a value that recurs in every mail (``MIME-Version: 1.0``, ``Content-Type:
+  text/plain; charset="utf-8"``, …; :data:`RECURRING_FIELDS`) is parsed once and kept, and so
+  is its folded form: header objects are immutable strings, shared safely;
+* its messages (:class:`MailMessage`) write each part's body with one write rather than one per
+  line (a board picture is some 500 lines of base64) in ``as_bytes``: the same bytes.
 """
 
 from __future__ import annotations
 
+import re
+from email.generator import BytesGenerator
 from email.headerregistry import BaseHeader, HeaderRegistry
-from email.policy import default
+from email.message import EmailMessage
+from email.policy import EmailPolicy
+from functools import lru_cache
+from io import BytesIO
+from typing import TYPE_CHECKING, Any
+
+RECURRING_FIELDS = frozenset({"mime-version", "content-type", "content-transfer-encoding", "content-disposition",
+                              "content-language", "auto-submitted", "x-auto-response-suppress"})
+"""Fields whose values recur from mail to mail (a Content-Type with a MIME boundary excepted)."""
+KEPT = 1024
+"""How many recurring header values are kept, parsed and folded."""
+_FOLDED = "_pbem_folded"
+"""The attribute in which a kept header keeps its folded bytes (it is made by this module)."""
 
 
 class _KeptHeaderClasses(HeaderRegistry):
@@ -27,5 +48,62 @@ class _KeptHeaderClasses(HeaderRegistry):
         return made
 
 
-MAIL_POLICY = default.clone(header_factory=_KeptHeaderClasses())
-"""``email.policy.default`` with header classes kept (see the module docstring)."""
+if TYPE_CHECKING:  # generic in typeshed only
+    _EmailPolicy = EmailPolicy[EmailMessage]
+else:
+    _EmailPolicy = EmailPolicy
+
+
+class _MailPolicy(_EmailPolicy):
+    """``email.policy.default`` that parses a recurring header value once (see the module docstring)."""
+
+    def header_store_parse(self, name: str, value: Any) -> tuple[str, Any]:
+        if (isinstance(value, str) and not hasattr(value, "name") and name.lower() in RECURRING_FIELDS
+                and "boundary=" not in value):
+            return name, kept_header(self, name, value)
+        return super().header_store_parse(name, value)
+
+    def fold_binary(self, name: str, value: Any) -> bytes:
+        folded: dict[tuple[str, str], bytes] | None = getattr(value, _FOLDED, None)
+        if folded is None:
+            return super().fold_binary(name, value)
+        key = (name, self.linesep)
+        if key not in folded:
+            folded[key] = super().fold_binary(name, value)
+        return folded[key]
+
+
+@lru_cache(maxsize=KEPT)
+def kept_header(policy: EmailPolicy, name: str, value: str) -> BaseHeader:
+    """The header ``name: value``, parsed once and kept with its folded bytes (for a value that
+    recurs: an address of a game's players, a fixed field; a header that never recurs fills the
+    cache for nothing)."""
+    header: BaseHeader = EmailPolicy.header_store_parse(policy, name, value)[1]
+    setattr(header, _FOLDED, {})
+    return header
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class _BodyAtOnce(BytesGenerator):
+    """The stock generator, but a body's lines go out with one write (the same bytes)."""
+
+    def _write_lines(self, lines: str) -> None:
+        if lines:
+            self.write(_LINE_END.sub(self._NL, lines))  # type: ignore[attr-defined]
+
+
+class MailMessage(EmailMessage):
+    """The messages of :data:`MAIL_POLICY`: :meth:`as_bytes` writes each body at once."""
+
+    def as_bytes(self, unixfrom: bool = False, policy: Any = None) -> bytes:
+        out = BytesIO()
+        _BodyAtOnce(out, mangle_from_=False, policy=self.policy if policy is None else policy).flatten(
+            self, unixfrom=unixfrom)
+        return out.getvalue()
+
+
+MAIL_POLICY = _MailPolicy(header_factory=_KeptHeaderClasses(), message_factory=MailMessage)
+"""``email.policy.default`` with header classes and recurring header values kept, and messages
+that write their bodies at once."""

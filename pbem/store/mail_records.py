@@ -11,6 +11,7 @@ import secrets
 from datetime import datetime
 from email.headerregistry import Address
 from email.message import EmailMessage
+from email.policy import EmailPolicy
 from email.policy import default as default_policy
 from email.utils import getaddresses, make_msgid, parseaddr
 from enum import StrEnum
@@ -151,11 +152,17 @@ def queue_mail(session: Session, message: EmailMessage) -> OutboundMail:
         message["Message-ID"] = make_msgid(domain=Address(addr_spec=from_address).domain)
     now = utc_now()
     outbound = OutboundMail(message_id=" ".join(str(message["Message-ID"]).split()), sender=sender,
-                            bounce_tag=tag, recipients=recipients, raw=message.as_bytes(policy=default_policy),
+                            bounce_tag=tag, recipients=recipients, raw=_mail_bytes(message),
                             created_at=now, next_attempt_at=session.info.get(_FIRST_ATTEMPT, now))
     session.add(outbound)
     session.info.setdefault(_QUEUED, []).append(outbound)
     return outbound
+
+
+def _mail_bytes(message: EmailMessage) -> bytes:
+    """The bytes to store and send: under the message's own policy where it is one of the modern
+    ``email`` policies (the service's keeps its recurring headers folded), else ``email.policy.default``."""
+    return message.as_bytes() if isinstance(message.policy, EmailPolicy) else message.as_bytes(policy=default_policy)
 
 
 def new_bounce_tag() -> str:

@@ -1,0 +1,88 @@
+"""The service's email policy writes the very bytes of the standard library's.
+
+``pbem.mail.policy`` keeps parsed recurring headers with their folded form, and writes each body
+with one write: a mail composed by the service must come out byte for byte as
+``email.message.EmailMessage.as_bytes`` under ``email.policy.default`` writes it, and a kept
+header shared by many mails must never carry one mail's change into another.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.policy import default
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pbem.mail.composing import Attachment, InlineImage, Letter, compose
+from pbem.mail.policy import MAIL_POLICY, MailMessage
+
+SENT = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=400)
+lines = st.lists(st.sampled_from(["", "a", "über", "x" * 90, "\r", "\r\n", "\n", " ", "From here", "=3D", "ä" * 40]),
+                 max_size=30).map("".join)
+names = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=60)
+
+
+def _stock(message: EmailMessage) -> bytes:
+    """What the standard library writes for ``message``."""
+    return EmailMessage.as_bytes(message, policy=default)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.one_of(texts, lines), html=st.one_of(st.none(), texts, lines), name=names, subject=names,
+       picture=st.one_of(st.none(), st.binary(max_size=3000)), attached=st.booleans(),
+       language=st.sampled_from(["en", "de"]))
+def test_a_composed_mail_is_written_as_the_standard_library_writes_it(
+        text: str, html: str | None, name: str, subject: str, picture: bytes | None, attached: bool,
+        language: str) -> None:
+    images = () if picture is None or html is None else (InlineImage("board.1@example.org", "board.png", picture),)
+    attachments = (Attachment("game.mat", "text/plain", b"; [Site \"pbem\"]\n 1) 31: 8/5 6/5\n", "utf-8"),) \
+        if attached else ()
+    letter = Letter(to_address="anna@example.org", to_name=name, subject=subject, text=text, language=language,
+                    token="t0ken", stamp=(3, 4), in_reply_to="<a@example.org>", references=("<b@example.org>",),
+                    html=html, images=images, attachments=attachments, unsubscribe=("mailto:stop@example.org",))
+    message = compose(letter, "pbem@example.org", "Backgammon by mail", SENT)
+    assert isinstance(message, MailMessage)
+    assert message.as_bytes() == _stock(message)
+    again = BytesParser(policy=default).parsebytes(message.as_bytes())
+    assert again.get_body(("plain",)).get_content().replace("\r\n", "\n") \
+        == text.replace("\r\n", "\n").replace("\r", "\n") + ("" if text.endswith(("\n", "\r")) else "\n")
+
+
+def test_kept_headers_are_shared_but_a_change_stays_in_its_own_mail() -> None:
+    letter = Letter(to_address="anna@example.org", to_name="Anna", subject="Game 1", text="your turn", language="en",
+                    html="<p>your turn</p>")
+    first, second = (compose(letter, "pbem@example.org", "Backgammon", SENT) for _ in range(2))
+    assert first["MIME-Version"] is second["MIME-Version"]  # kept: parsed once
+    assert first["Auto-Submitted"] is second["Auto-Submitted"]
+    *_, html = first.iter_parts()
+    html.set_param("charset", "iso-8859-1")
+    html.add_header("Content-Language", "de")
+    first.replace_header("Auto-Submitted", "no")
+    assert second["Auto-Submitted"] == "auto-replied"
+    *_, html_of_second = second.iter_parts()
+    assert html_of_second.get_content_charset() == "utf-8" and "Content-Language" not in html_of_second
+    for message in (first, second):
+        assert message.as_bytes() == _stock(message)
+
+
+def test_a_header_object_of_a_kept_value_folds_the_same_under_any_line_end() -> None:
+    message = compose(Letter(to_address="b@example.org", to_name="Ben " * 30, subject="s", text="t", language="en"),
+                      "pbem@example.org", "Backgammon", SENT)
+    for linesep in ("\n", "\r\n"):
+        policy = MAIL_POLICY.clone(linesep=linesep)
+        assert message.as_bytes(policy=policy) == EmailMessage.as_bytes(message, policy=default.clone(linesep=linesep))
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=st.lists(st.sampled_from([b"a", b"\r", b"\n", b"\r\n", b"From x", b" ", b"\xc3\xa4", b"--b"]),
+                     max_size=40).map(b"".join))
+def test_a_parsed_mail_is_written_as_the_standard_library_writes_it(body: bytes) -> None:
+    """Any line ends, as a mail read from outside may have them (lone CR included)."""
+    for head in (b"Subject: x\n\n", b"Content-Type: multipart/mixed; boundary=b\n\n--b\n\n"):
+        message = BytesParser(policy=MAIL_POLICY).parsebytes(head + body)
+        assert isinstance(message, MailMessage)
+        assert message.as_bytes() == _stock(message)
