@@ -31,7 +31,7 @@ from pbem.render.text_board import (
     shown_cube_value,
 )
 from pbem.rules.moves import BAR_POINT
-from pbem.rules.notation import Colour, own_point, point_label
+from pbem.rules.notation import Colour, Numbering, own_point, point_label
 from pbem.rules.position import BAR as BAR_INDEX
 
 FONT_PATH = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")
@@ -88,34 +88,127 @@ def _kept_png(view: BoardView, language: str) -> bytes:
 
 
 def draw_board_png(view: BoardView, language: str) -> bytes:
-    """The picture of ``view`` as PNG bytes, drawn now (:func:`render_board_png` keeps them)."""
-    image = _background(view.numbering).copy()
-    draw = ImageDraw.Draw(image)
+    """The picture of ``view`` as PNG bytes, drawn now (:func:`render_board_png` keeps them).
+
+    It is the empty board, drawn and mapped to the palette once, with a tile pasted over each
+    part that shows something: a point's checkers, the bar, the tray, the dice, the cube, a
+    caption line.  Every part stays inside its own rectangle and the palette maps each pixel on
+    its own, so the tiles give the very pixels of drawing the whole picture and mapping it at
+    once (``tests/render/test_board_image.py`` compares them); a tile recurs from picture to
+    picture (two checkers on a point, a player's line of captions) and is kept."""
+    image = _indexed_background(view.numbering).copy()
+    for at, part in _parts(view, language):
+        image.paste(_tile(view.numbering, part) if part[0] != _CAPTION else _caption_tile(part), at)
+    return _png(image)
+
+
+Part = tuple[Any, ...]
+"""What one tile shows: its kind first, then all it depends on (hashable: tiles are kept)."""
+_STACK, _BAR, _TRAY, _DICE, _CUBE, _CAPTION = "stack", "bar", "tray", "dice", "cube", "caption"
+
+
+def _parts(view: BoardView, language: str) -> list[tuple[tuple[int, int], Part]]:
+    """The tiles of ``view`` and where each goes (its rectangle's top left corner)."""
+    parts: list[tuple[tuple[int, int], Part]] = []
     layout = LAYOUTS[view.numbering]
     home_on_top = point_label(1, view.numbering, view.colour) in layout.top
     marks = move_marks(view)
     colours = {Who.VIEWER: view.colour, Who.OPPONENT: other_colour(view.colour)}
+    beside_bar: dict[bool, list[tuple[int, Part]]] = {True: [], False: []}
     for row, labels in enumerate((layout.top, layout.bottom)):
         for column, label in enumerate(labels):
             point = own_point(label, view.numbering, view.colour)
             mine, theirs = view.position.mover[point - 1], view.position.opponent[24 - point]
             who, count = (Who.VIEWER, mine) if mine else (Who.OPPONENT, theirs)
             arrived = marks.arrived.get(point, 0) if who is Who.OPPONENT else 0
-            places = [_point_place(column, row == 0, place) for place in range(ROWS)]
-            _stack(image, places, colours[who], count, arrived, marks.departed.get(point, 0))
+            departed = marks.departed.get(point, 0)
+            if count or departed:
+                # Points of one shade look alike: the tile is drawn on column 0 or 1 and kept for all.
+                part = (_STACK, column % 2, row == 0, colours[who], count, arrived, departed)
+                parts.append(((_column_x(column), _point_box(column % 2, row == 0)[1]), part))
+                if column in (5, 6):
+                    beside_bar[row == 0].append((column, part))
     top, bottom = (Who.VIEWER, Who.OPPONENT) if home_on_top else (Who.OPPONENT, Who.VIEWER)
     for who, on_top in ((top, True), (bottom, False)):
         side = view.position.mover if who is Who.VIEWER else view.position.opponent
         departed = marks.departed.get(BAR_POINT, 0) if who is Who.OPPONENT else 0
-        places = [_bar_place(on_top, place) for place in range(ROWS)]
-        _stack(image, places, colours[who], side[BAR_INDEX], 0, departed)
+        if side[BAR_INDEX] or departed:
+            # The points beside the bar are drawn under its checkers, where these overlap them.
+            parts.append((_bar_box(on_top)[:2], (_BAR, on_top, colours[who], side[BAR_INDEX], departed,
+                                                 tuple(beside_bar[on_top]))))
         off = view.position.mover_off if who is Who.VIEWER else view.position.opponent_off
-        _tray(draw, colours[who], off, on_top)
+        if off:
+            parts.append((_tray_box(on_top)[:2], (_TRAY, on_top, colours[who], off)))
     if view.dice and view.turn is not None:
-        _dice(image, view.dice, colours[view.turn], right=view.turn is Who.VIEWER)
-    _cube(image, draw, view, home_on_top)
-    _captions(draw, view, language, top, bottom)
-    return _png(image)
+        right = view.turn is Who.VIEWER
+        parts.append((_dice_box(right)[:2], (_DICE, tuple(view.dice), colours[view.turn], right)))
+    corner = cube_corner(view, home_on_top)
+    parts.append((corner, (_CUBE, corner, shown_cube_value(view), view.cube_offered is not None)))
+    captions = _caption_texts(view, language)
+    parts.append(((0, 0), (_CAPTION, 0, None, str(captions["score"]))))
+    for who, line in ((top, 1), (bottom, 2)):
+        parts.append(((0, _caption_y(line)), (_CAPTION, line, colours[who], str(captions[who]))))
+    if captions["last"] is not None:
+        parts.append(((0, _caption_y(3)), (_CAPTION, 3, None, str(captions["last"]))))
+    return parts
+
+
+TILES_KEPT = 1024
+"""How many tiles of the board are kept (a point's checkers: 8.6 kB at most)."""
+CAPTIONS_KEPT = 256
+"""How many caption lines are kept as tiles (19 kB each): the score line recurs all game long."""
+
+
+@lru_cache(maxsize=TILES_KEPT)
+def _tile(numbering: Numbering, part: Part) -> Image.Image:
+    """One part of the board drawn over the empty board and mapped to the palette."""
+    image = _background(numbering).copy()
+    draw = ImageDraw.Draw(image)
+    kind, *facts = part
+    if kind == _STACK:
+        shade, on_top, colour, count, arrived, departed = facts
+        box = _point_box(shade, on_top)
+        _stack(image, [_point_place(shade, on_top, place) for place in range(ROWS)], colour, count, arrived, departed)
+    elif kind == _BAR:
+        on_top, colour, count, departed, beside = facts
+        box = _bar_box(on_top)
+        for column, (_, _, _, their_colour, their_count, arrived, their_departed) in beside:
+            _stack(image, [_point_place(column, on_top, place) for place in range(ROWS)], their_colour, their_count,
+                   arrived, their_departed)
+        _stack(image, [_bar_place(on_top, place) for place in range(ROWS)], colour, count, 0, departed)
+    elif kind == _TRAY:
+        on_top, colour, off = facts
+        box = _tray_box(on_top)
+        _tray(draw, colour, off, on_top)
+    elif kind == _DICE:
+        dice, colour, right = facts
+        box = _dice_box(right)
+        _dice(image, dice, colour, right)
+    else:
+        corner, value, offered = facts
+        box = (*corner, corner[0] + CUBE + 1, corner[1] + CUBE + 1)
+        _cube(draw, corner, value, offered)
+    return _indexed(image.crop(box))
+
+
+@lru_cache(maxsize=CAPTIONS_KEPT)
+def _caption_tile(part: Part) -> Image.Image:
+    """One line of captions (the score; a player's, with a checker of their colour; the last move)."""
+    _, line, colour, text = part
+    y = LINE // 2
+    image = Image.new("RGB", (WIDTH, LINE), _PAPER)
+    draw = ImageDraw.Draw(image)
+    if colour is not None:
+        fill, rim = _CHECKERS[colour]
+        draw.ellipse((8, y - 9, 26, y + 9), fill=fill, outline=rim, width=2)
+    _write(draw, (8 if line == 0 else 34, y), text, 16)
+    return _indexed(image)
+
+
+def _caption_y(line: int) -> int:
+    """The top of caption line ``line``: the score and the top player above the board, the
+    bottom player and the last move below it."""
+    return (0, LINE, HEIGHT - 2 * LINE, HEIGHT - LINE)[line]
 
 
 # -- geometry ------------------------------------------------------------------------------
@@ -130,6 +223,29 @@ def _point_place(column: int, on_top: bool, place: int) -> tuple[int, int]:
     """The top-left corner of the checker ``place`` steps from the edge on a point."""
     x = _column_x(column) + (POINT - CHECKER) // 2
     return x, (TOP_EDGE + place * CHECKER if on_top else BOTTOM_EDGE - (place + 1) * CHECKER)
+
+
+def _point_box(column: int, on_top: bool) -> tuple[int, int, int, int]:
+    """The rectangle of a point's checkers (and its marks): the point's width, half the board's height."""
+    y = TOP_EDGE if on_top else BOTTOM_EDGE - HALF_H
+    return _column_x(column), y, _column_x(column) + POINT, y + HALF_H
+
+
+def _bar_box(on_top: bool) -> tuple[int, int, int, int]:
+    """A checker is wider than the bar: its rectangle overlaps the points beside it by two pixels,
+    so the bar's tiles go on after theirs and show those points' checkers under its own."""
+    x, y = _bar_place(on_top, ROWS - 1 if on_top else 0)
+    return x, y, x + CHECKER, y + HALF_H
+
+
+def _tray_box(on_top: bool) -> tuple[int, int, int, int]:
+    y = TOP_EDGE if on_top else BOTTOM_EDGE - HALF_H
+    return WIDTH - SIDE_W, y, WIDTH, y + HALF_H
+
+
+def _dice_box(right: bool) -> tuple[int, int, int, int]:
+    centre = _column_x(9 if right else 3)
+    return centre - _DIE - 4, MIDDLE - _DIE // 2, centre + _DIE + 4, MIDDLE - _DIE // 2 + _DIE
 
 
 def _bar_place(on_top: bool, place: int) -> tuple[int, int]:
@@ -290,14 +406,13 @@ def cube_corner(view: BoardView, home_on_top: bool) -> tuple[int, int]:
     return (SIDE_W - CUBE) // 2, y
 
 
-def _cube(image: Image.Image, draw: ImageDraw.ImageDraw, view: BoardView, home_on_top: bool) -> None:
-    """The cube at :func:`cube_corner`; an offered cube at twice its value, ringed in amber, at
-    the edge of the player to take it."""
-    size, value = CUBE, shown_cube_value(view)
-    x, y = cube_corner(view, home_on_top)
-    outline = _MARK if view.cube_offered is not None else _INK
-    draw.rounded_rectangle((x, y, x + size, y + size), radius=5, fill=_PAPER, outline=outline,
-                           width=4 if view.cube_offered is not None else 2)
+def _cube(draw: ImageDraw.ImageDraw, corner: tuple[int, int], value: int, offered: bool) -> None:
+    """The cube at ``corner`` (:func:`cube_corner`); an offered cube at twice its value, ringed in
+    amber, at the edge of the player to take it."""
+    size = CUBE
+    x, y = corner
+    draw.rounded_rectangle((x, y, x + size, y + size), radius=5, fill=_PAPER, outline=_MARK if offered else _INK,
+                           width=4 if offered else 2)
     draw.text((x + size / 2, y + size / 2 + 1), str(value), fill=_INK, font=_font(18 if value < 10 else 15),
               anchor="mm")
 
@@ -330,19 +445,6 @@ def _caption_texts(view: BoardView, language: str) -> dict[object, str | None]:
     }
 
 
-def _captions(draw: ImageDraw.ImageDraw, view: BoardView, language: str, top: Who, bottom: Who) -> None:
-    """Names with pips and borne-off checkers above and below, the score and the last move."""
-    captions = _caption_texts(view, language)
-    _write(draw, (8, LINE // 2), str(captions["score"]), 16)
-    colours = {Who.VIEWER: view.colour, Who.OPPONENT: other_colour(view.colour)}
-    for who, y in ((top, LINE + LINE // 2), (bottom, HEIGHT - LINE - LINE // 2)):
-        fill, rim = _CHECKERS[colours[who]]
-        draw.ellipse((8, y - 9, 26, y + 9), fill=fill, outline=rim, width=2)
-        _write(draw, (34, y), str(captions[who]), 16)
-    if captions["last"] is not None:
-        _write(draw, (34, HEIGHT - LINE // 2), str(captions["last"]), 16)
-
-
 TEXTS_KEPT = 1024
 """How many rendered caption lines are kept: a score or a player's line shows on many pictures."""
 
@@ -364,9 +466,18 @@ def _glyphs(text: str, size: int) -> tuple[Image.Image, tuple[int, int]]:
     return mask, (left, top)
 
 
-def _png(image: Image.Image) -> bytes:
+def _indexed(image: Image.Image) -> Image.Image:
+    """``image`` in the fixed palette, each pixel mapped to its nearest colour on its own."""
+    return image.quantize(palette=_palette(), dither=Image.Dither.NONE)
+
+
+@cache
+def _indexed_background(numbering: Numbering) -> Image.Image:
+    return _indexed(_background(numbering))
+
+
+def _png(indexed: Image.Image) -> bytes:
     """A palette PNG without metadata: small, and the same bytes for the same picture."""
-    indexed = image.quantize(palette=_palette(), dither=Image.Dither.NONE)
     out = io.BytesIO()
     indexed.save(out, format="PNG", compress_level=3)  # 6 takes twice as long for a fifth less
     return out.getvalue()
