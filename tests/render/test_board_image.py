@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import random
 
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from pbem.render import board_image as bi
-from pbem.render.text_board import LastMove, Who
+from pbem.render.text_board import BoardView, LastMove, Score, Who
+from pbem.rules import game as rules
+from pbem.rules.moves import legal_plays
 from pbem.rules.notation import Colour, Numbering
 from pbem.rules.position import Position
+from pbem.rules.scoring import Format, MatchRules
+from pbem.rules.scoring import Score as MatchScore
 
 from test_text_board import BEFORE_HIT, TALL, hit_view, side, start_view
 
@@ -122,3 +127,69 @@ def test_a_picture_is_kept_per_view_and_language_and_the_store_is_bounded() -> N
     assert first == bi.draw_board_png(view, "en"), "what is kept is what is drawn"
     assert bi.render_board_png(dataclasses.replace(view, dice=(6, 6)), "en") != first
     assert bi._kept_png.cache_info().maxsize == bi.PICTURES_KEPT
+
+
+def _drawn_whole(view, language: str) -> bytes:
+    """The picture drawn the plain way, as it was before tiles: every part on one RGB image in
+    turn (points, bar, tray, dice, cube, captions), then the whole mapped to the palette."""
+    image = bi._background(view.numbering).copy()
+    draw = ImageDraw.Draw(image)
+    layout = bi.LAYOUTS[view.numbering]
+    home_on_top = bi.point_label(1, view.numbering, view.colour) in layout.top
+    marks = bi.move_marks(view)
+    colours = {Who.VIEWER: view.colour, Who.OPPONENT: bi.other_colour(view.colour)}
+    for row, labels in enumerate((layout.top, layout.bottom)):
+        for column, label in enumerate(labels):
+            point = bi.own_point(label, view.numbering, view.colour)
+            mine, theirs = view.position.mover[point - 1], view.position.opponent[24 - point]
+            who, count = (Who.VIEWER, mine) if mine else (Who.OPPONENT, theirs)
+            arrived = marks.arrived.get(point, 0) if who is Who.OPPONENT else 0
+            places = [bi._point_place(column, row == 0, place) for place in range(bi.ROWS)]
+            bi._stack(image, places, colours[who], count, arrived, marks.departed.get(point, 0))
+    top, bottom = (Who.VIEWER, Who.OPPONENT) if home_on_top else (Who.OPPONENT, Who.VIEWER)
+    for who, on_top in ((top, True), (bottom, False)):
+        own = view.position.mover if who is Who.VIEWER else view.position.opponent
+        departed = marks.departed.get(bi.BAR_POINT, 0) if who is Who.OPPONENT else 0
+        bi._stack(image, [bi._bar_place(on_top, place) for place in range(bi.ROWS)], colours[who],
+                  own[bi.BAR_INDEX], 0, departed)
+        bi._tray(draw, colours[who], view.position.mover_off if who is Who.VIEWER else view.position.opponent_off,
+                 on_top)
+    if view.dice and view.turn is not None:
+        bi._dice(image, view.dice, colours[view.turn], right=view.turn is Who.VIEWER)
+    bi._cube(draw, bi.cube_corner(view, home_on_top), bi.shown_cube_value(view), view.cube_offered is not None)
+    captions = bi._caption_texts(view, language)
+    bi._write(draw, (8, bi.LINE // 2), str(captions["score"]), 16)
+    for who, y in ((top, bi.LINE + bi.LINE // 2), (bottom, bi.HEIGHT - bi.LINE - bi.LINE // 2)):
+        fill, rim = bi._CHECKERS[colours[who]]
+        draw.ellipse((8, y - 9, 26, y + 9), fill=fill, outline=rim, width=2)
+        bi._write(draw, (34, y), str(captions[who]), 16)
+    if captions["last"] is not None:
+        bi._write(draw, (34, bi.HEIGHT - bi.LINE // 2), str(captions["last"]), 16)
+    return bi._png(bi._indexed(image))
+
+
+def test_the_picture_from_kept_tiles_is_the_picture_drawn_whole() -> None:
+    """Random games, every view after a play (hits, the bar beside its points' checkers, tall
+    stacks, borne-off checkers, the marks of the last move), with random dice, cube, score, names."""
+    rng, compared = random.Random(7), 0
+    while compared < 160:
+        game = rules.new_game(MatchScore(MatchRules()), (rng.randint(1, 6), rng.randint(1, 6)))
+        while game is not None and game.phase is not rules.Phase.OVER and compared < 160:
+            if game.phase is not rules.Phase.TO_MOVE:
+                game = rules.roll(game, game.seat, (rng.randint(1, 6), rng.randint(1, 6)))
+                continue
+            assert game.dice is not None
+            before, play = game.board, rng.choice(list(legal_plays(game.board, game.dice).values()) or [()])
+            game = rules.play(game, game.seat, play)
+            view = BoardView(
+                position=game.board, numbering=rng.choice(list(Numbering)), colour=rng.choice(list(Colour)),
+                viewer_name=rng.choice(["Anna", "Bärbel Müller-Lüdenscheidt"]), opponent_name=rng.choice(["Ben", "Zoë"]),
+                turn=rng.choice([Who.VIEWER, Who.OPPONENT, None]),
+                dice=rng.choice([None, (rng.randint(1, 6), rng.randint(1, 6))]), cube_value=rng.choice([1, 2, 64]),
+                cube_owner=rng.choice([None, Who.VIEWER, Who.OPPONENT]),
+                cube_offered=rng.choice([None, None, Who.VIEWER, Who.OPPONENT]),
+                score=Score(rng.choice(list(Format)), 5, rng.randint(0, 4), rng.randint(0, 4), rng.random() < 0.2),
+                last_move=rng.choice([None, LastMove(before=before, play=play)]), spectator=rng.random() < 0.1)
+            language = rng.choice(["en", "de"])
+            assert bi.draw_board_png(view, language) == _drawn_whole(view, language), view
+            compared += 1
