@@ -9,6 +9,10 @@ mail; the header objects, their parsing and folding, and the bytes written are t
 * a header set to a value that recurs in every mail (``MIME-Version: 1.0``, ``Content-Type:
   text/plain; charset="utf-8"``, …; :data:`RECURRING_FIELDS`) is parsed once and kept, and so
   is its folded form: header objects are immutable strings, shared safely;
+* a header of a mail read is parsed once however often it is asked for (the ``email`` package
+  parses a stored header at every look: a mail's ``Content-Type`` a dozen times while it is
+  read), and a value that recurs from mail to mail (``text/plain; charset=UTF-8``) once for all
+  (:data:`READ_KEPT` values of at most :data:`READ_KEPT_LENGTH` characters);
 * its messages (:class:`MailMessage`) write each part's body with one write rather than one per
   line (a board picture is some 500 lines of base64) in ``as_bytes``: the same bytes.
 """
@@ -29,6 +33,8 @@ RECURRING_FIELDS = frozenset({"mime-version", "content-type", "content-transfer-
 """Fields whose values recur from mail to mail (a Content-Type with a MIME boundary excepted)."""
 KEPT = 1024
 """How many recurring header values are kept, parsed and folded."""
+READ_KEPT = 512
+READ_KEPT_LENGTH = 200
 _FOLDED = "_pbem_folded"
 """The attribute in which a kept header keeps its folded bytes (it is made by this module)."""
 
@@ -63,6 +69,11 @@ class _MailPolicy(_EmailPolicy):
             return name, kept_header(self, name, value)
         return super().header_store_parse(name, value)
 
+    def header_fetch_parse(self, name: str, value: Any) -> Any:
+        if isinstance(value, str) and not hasattr(value, "name") and len(value) <= READ_KEPT_LENGTH:
+            return _read_header(self, name, value)
+        return super().header_fetch_parse(name, value)
+
     def fold_binary(self, name: str, value: Any) -> bytes:
         folded: dict[tuple[str, str], bytes] | None = getattr(value, _FOLDED, None)
         if folded is None:
@@ -81,6 +92,12 @@ def kept_header(policy: EmailPolicy, name: str, value: str) -> BaseHeader:
     header: BaseHeader = EmailPolicy.header_store_parse(policy, name, value)[1]
     setattr(header, _FOLDED, {})
     return header
+
+
+@lru_cache(maxsize=READ_KEPT)
+def _read_header(policy: EmailPolicy, name: str, value: str) -> Any:
+    """A header of a mail read, parsed as the stock policy parses it (kept: see the module docstring)."""
+    return EmailPolicy.header_fetch_parse(policy, name, value)
 
 
 _LINE_END = re.compile(r"\r\n|\r|\n")

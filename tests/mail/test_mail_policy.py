@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.policy import default
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -86,3 +87,23 @@ def test_a_parsed_mail_is_written_as_the_standard_library_writes_it(body: bytes)
         message = BytesParser(policy=MAIL_POLICY).parsebytes(head + body)
         assert isinstance(message, MailMessage)
         assert message.as_bytes() == _stock(message)
+
+
+FIXTURES = [path for folder in ("mail/fixtures", "data/bounces", "data/hostile")
+            for path in sorted((Path(__file__).resolve().parent.parent / folder).rglob("*.eml"))]
+
+
+def test_headers_of_mails_read_are_what_the_standard_library_reads() -> None:
+    """Every header of real clients' mails and bounces, asked for twice, kept or not."""
+    assert len(FIXTURES) >= 10
+    for path in FIXTURES:
+        ours, stock = (BytesParser(policy=policy).parsebytes(path.read_bytes()) for policy in (MAIL_POLICY, default))
+        for part, stock_part in zip(ours.walk(), stock.walk()):
+            for name in {key.lower() for key in stock_part.keys()}:
+                for _ in range(2):
+                    mine, theirs = part.get_all(name), stock_part.get_all(name)
+                    assert [str(value) for value in mine] == [str(value) for value in theirs], (path.name, name)
+                    assert [type(value).__name__ for value in mine] == [type(value).__name__ for value in theirs]
+                    assert [[type(defect) for defect in value.defects] for value in mine] \
+                        == [[type(defect) for defect in value.defects] for value in theirs], (path.name, name)
+            assert part.get_content_type() == stock_part.get_content_type()
