@@ -430,7 +430,7 @@ def games_link(session: Session, player: Player, config: Config) -> str | None:
 def clock_text(clock: dict[str, Any], opponent: str, language: str) -> str:
     """The clocks of one game as its mails word them (for a list of several games)."""
     context = {"opponent": opponent, "names": ["", ""], "me": 0, "numbering": "own", "colour": "white"}
-    return str(_module("events.txt", language, context).clock_line(clock)).strip()
+    return str(_module("lines.txt", language, context).clock_line(clock)).strip()
 
 
 def _module(template: str, language: str, context: dict[str, Any]) -> Any:
