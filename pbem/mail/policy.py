@@ -108,7 +108,9 @@ class _BodyAtOnce(BytesGenerator):
 
     def _write_lines(self, lines: str) -> None:
         if lines:
-            self.write(_LINE_END.sub(self._NL, lines))  # type: ignore[attr-defined]
+            # A body the service composed has its lines ended by "\n" already: written as it is.
+            same = self._NL == "\n" and "\r" not in lines  # type: ignore[attr-defined]
+            self.write(lines if same else _LINE_END.sub(self._NL, lines))  # type: ignore[attr-defined]
 
 
 class MailMessage(EmailMessage):

@@ -21,6 +21,7 @@ marks of the last move, dice, cube, score and names), so a board shown again cos
 from __future__ import annotations
 
 import io
+import threading
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -164,7 +165,27 @@ CAPTIONS_KEPT = 256
 @lru_cache(maxsize=TILES_KEPT)
 def _tile(numbering: Numbering, part: Part) -> Image.Image:
     """One part of the board drawn over the empty board and mapped to the palette."""
-    image = _background(numbering).copy()
+    with _CANVAS_LOCK:
+        image = _canvas(numbering)
+        box, drawn = _draw_part(image, part)
+        tile = image.crop(box)
+        image.paste(_background(numbering).crop(drawn), drawn[:2])  # the canvas is the empty board again
+    return _indexed(tile)
+
+
+_CANVAS_LOCK = threading.Lock()
+"""One part at a time is drawn on the canvas (mails are answered in several threads)."""
+
+
+@cache
+def _canvas(numbering: Numbering) -> Image.Image:
+    """The empty board to draw a part on: a part's rectangle is copied out, then painted over
+    with the empty board again (copying a whole picture for every part drawn costs more)."""
+    return _background(numbering).copy()
+
+
+def _draw_part(image: Image.Image, part: Part) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]]:
+    """Draw ``part`` where it goes; its rectangle, and the rectangle of all that was drawn."""
     draw = ImageDraw.Draw(image)
     kind, *facts = part
     if kind == _STACK:
@@ -178,6 +199,7 @@ def _tile(numbering: Numbering, part: Part) -> Image.Image:
             _stack(image, [_point_place(column, on_top, place) for place in range(ROWS)], their_colour, their_count,
                    arrived, their_departed)
         _stack(image, [_bar_place(on_top, place) for place in range(ROWS)], colour, count, 0, departed)
+        return box, (_point_box(5, on_top)[0], box[1], _point_box(6, on_top)[2], box[3])
     elif kind == _TRAY:
         on_top, colour, off = facts
         box = _tray_box(on_top)
@@ -190,7 +212,7 @@ def _tile(numbering: Numbering, part: Part) -> Image.Image:
         corner, value, offered = facts
         box = (*corner, corner[0] + CUBE + 1, corner[1] + CUBE + 1)
         _cube(draw, corner, value, offered)
-    return _indexed(image.crop(box))
+    return box, box
 
 
 @lru_cache(maxsize=CAPTIONS_KEPT)

@@ -193,3 +193,5 @@ def test_the_picture_from_kept_tiles_is_the_picture_drawn_whole() -> None:
             language = rng.choice(["en", "de"])
             assert bi.draw_board_png(view, language) == _drawn_whole(view, language), view
             compared += 1
+    for numbering in Numbering:  # every part drawn on the canvas was painted over again
+        assert bi._canvas(numbering).tobytes() == bi._background(numbering).tobytes()
