@@ -9,6 +9,9 @@ mail; the header objects, their parsing and folding, and the bytes written are t
 * a header set to a value that recurs in every mail (``MIME-Version: 1.0``, ``Content-Type:
   text/plain; charset="utf-8"``, …; :data:`RECURRING_FIELDS`) is parsed once and kept, and so
   is its folded form: header objects are immutable strings, shared safely;
+* a plain header of a letter (a short ASCII ``Subject``, the ``Date``, the ``Message-ID``, …;
+  :data:`PLAIN_FIELDS`) is kept as the text set, as the headers of a mail read are, and parsed
+  only if read: the stock policy would write it exactly so;
 * a header of a mail read is parsed once however often it is asked for (the ``email`` package
   parses a stored header at every look: a mail's ``Content-Type`` a dozen times while it is
   read), and a value that recurs from mail to mail (``text/plain; charset=UTF-8``) once for all
@@ -33,6 +36,8 @@ RECURRING_FIELDS = frozenset({"mime-version", "content-type", "content-transfer-
 """Fields whose values recur from mail to mail (a Content-Type with a MIME boundary excepted)."""
 KEPT = 1024
 """How many recurring header values are kept, parsed and folded."""
+PLAIN_FIELDS = frozenset({"subject", "date", "message-id", "in-reply-to", "references", "content-id"})
+"""Fields kept as the text set when it is plain (:func:`_written_as_it_is`): parsed only if read."""
 READ_KEPT = 512
 READ_KEPT_LENGTH = 200
 _FOLDED = "_pbem_folded"
@@ -64,9 +69,12 @@ class _MailPolicy(_EmailPolicy):
     """``email.policy.default`` that parses a recurring header value once (see the module docstring)."""
 
     def header_store_parse(self, name: str, value: Any) -> tuple[str, Any]:
-        if (isinstance(value, str) and not hasattr(value, "name") and name.lower() in RECURRING_FIELDS
-                and "boundary=" not in value):
-            return name, kept_header(self, name, value)
+        if isinstance(value, str) and not hasattr(value, "name"):
+            field = name.lower()
+            if field in RECURRING_FIELDS and "boundary=" not in value:
+                return name, kept_header(self, name, value)
+            if field in PLAIN_FIELDS and _written_as_it_is(name, value, self.max_line_length):
+                return name, value
         return super().header_store_parse(name, value)
 
     def header_fetch_parse(self, name: str, value: Any) -> Any:
@@ -92,6 +100,19 @@ def kept_header(policy: EmailPolicy, name: str, value: str) -> BaseHeader:
     header: BaseHeader = EmailPolicy.header_store_parse(policy, name, value)[1]
     setattr(header, _FOLDED, {})
     return header
+
+
+_PLAIN_VALUE = re.compile(r"[!-~]+(?: [!-~]+)*")
+"""Printable ASCII words with single spaces between them."""
+
+
+def _written_as_it_is(name: str, value: str, max_line_length: int | None) -> bool:
+    """Would the stock policy write ``name: value`` exactly as set?  So it does for printable
+    ASCII words with single spaces on one short line, with no encoded word to decode: the value
+    is then kept as text, as the stock policy keeps the headers of a mail it reads, and parsed
+    only if asked for (the headers of the service's own letters, set and never read again)."""
+    return (len(name) + 2 + len(value) <= (max_line_length or 78) and "=?" not in value
+            and _PLAIN_VALUE.fullmatch(value) is not None)
 
 
 @lru_cache(maxsize=READ_KEPT)

@@ -19,12 +19,18 @@ from hypothesis import strategies as st
 
 from pbem.mail.composing import Attachment, InlineImage, Letter, compose
 from pbem.mail.policy import MAIL_POLICY, MailMessage
+from pbem.mail.reading import is_safe_message_id
 
 SENT = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=400)
 lines = st.lists(st.sampled_from(["", "a", "über", "x" * 90, "\r", "\r\n", "\n", " ", "From here", "=3D", "ä" * 40]),
                  max_size=30).map("".join)
 names = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=60)
+plain = st.lists(st.sampled_from(["Game", "1:", "your", "turn", " ", "  ", "(a)", "<b@c>", '"q"', "=?", "?=", "x" * 70,
+                                  ",", ";", "\\", "Spiel", "ü"]), max_size=12).map("".join)
+"""Subjects of printable ASCII mostly: the ones the policy keeps as text, and their edges."""
+message_ids = st.from_regex(r"<[!-;=?-~]{1,40}@[a-z0-9.-]{1,30}>", fullmatch=True).filter(is_safe_message_id)
+"""Message-IDs of players' mails, which the answers copy into In-Reply-To and References."""
 
 
 def _stock(message: EmailMessage) -> bytes:
@@ -32,18 +38,20 @@ def _stock(message: EmailMessage) -> bytes:
     return EmailMessage.as_bytes(message, policy=default)
 
 
-@settings(max_examples=150, deadline=None)
-@given(text=st.one_of(texts, lines), html=st.one_of(st.none(), texts, lines), name=names, subject=names,
+@settings(max_examples=400, deadline=None)
+@given(text=st.one_of(texts, lines), html=st.one_of(st.none(), texts, lines), name=names,
+       subject=st.one_of(names, plain),
        picture=st.one_of(st.none(), st.binary(max_size=3000)), attached=st.booleans(),
-       language=st.sampled_from(["en", "de"]))
+       language=st.sampled_from(["en", "de"]), answering=st.lists(message_ids, max_size=4))
 def test_a_composed_mail_is_written_as_the_standard_library_writes_it(
         text: str, html: str | None, name: str, subject: str, picture: bytes | None, attached: bool,
-        language: str) -> None:
+        language: str, answering: list[str]) -> None:
     images = () if picture is None or html is None else (InlineImage("board.1@example.org", "board.png", picture),)
     attachments = (Attachment("game.mat", "text/plain", b"; [Site \"pbem\"]\n 1) 31: 8/5 6/5\n", "utf-8"),) \
         if attached else ()
     letter = Letter(to_address="anna@example.org", to_name=name, subject=subject, text=text, language=language,
-                    token="t0ken", stamp=(3, 4), in_reply_to="<a@example.org>", references=("<b@example.org>",),
+                    token="t0ken", stamp=(3, 4), in_reply_to=answering[-1] if answering else None,
+                    references=tuple(answering[:-1]),
                     html=html, images=images, attachments=attachments, unsubscribe=("mailto:stop@example.org",))
     message = compose(letter, "pbem@example.org", "Backgammon by mail", SENT)
     assert isinstance(message, MailMessage)
