@@ -83,10 +83,10 @@ class _MailPolicy(_EmailPolicy):
         return super().header_fetch_parse(name, value)
 
     def fold_binary(self, name: str, value: Any) -> bytes:
-        folded: dict[tuple[str, str], bytes] | None = getattr(value, _FOLDED, None)
+        folded: dict[tuple[Any, ...], bytes] | None = getattr(value, _FOLDED, None)
         if folded is None:
             return super().fold_binary(name, value)
-        key = (name, self.linesep)
+        key = (name, self.linesep, self.max_line_length, self.utf8, self.cte_type)  # all that folding depends on
         if key not in folded:
             folded[key] = super().fold_binary(name, value)
         return folded[key]

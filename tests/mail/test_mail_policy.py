@@ -78,12 +78,13 @@ def test_kept_headers_are_shared_but_a_change_stays_in_its_own_mail() -> None:
         assert message.as_bytes() == _stock(message)
 
 
-def test_a_header_object_of_a_kept_value_folds_the_same_under_any_line_end() -> None:
+def test_a_kept_header_folds_as_the_policy_it_is_written_under_says() -> None:
     message = compose(Letter(to_address="b@example.org", to_name="Ben " * 30, subject="s", text="t", language="en"),
                       "pbem@example.org", "Backgammon", SENT)
-    for linesep in ("\n", "\r\n"):
-        policy = MAIL_POLICY.clone(linesep=linesep)
-        assert message.as_bytes(policy=policy) == EmailMessage.as_bytes(message, policy=default.clone(linesep=linesep))
+    for settings_ in ({"linesep": "\n"}, {"linesep": "\r\n"}, {"max_line_length": 40}, {"utf8": True},
+                      {"cte_type": "7bit"}, {}):
+        policy = MAIL_POLICY.clone(**settings_)
+        assert message.as_bytes(policy=policy) == EmailMessage.as_bytes(message, policy=default.clone(**settings_))
 
 
 @settings(max_examples=150, deadline=None)
