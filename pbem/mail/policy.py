@@ -9,8 +9,7 @@ mail; the header objects, their parsing and folding, and the bytes written are t
 * a header set to a value that recurs in every mail (``MIME-Version: 1.0``, ``Content-Type:
   text/plain; charset="utf-8"``, …; :data:`RECURRING_FIELDS`) is parsed once and kept, and so
   is its folded form: header objects are immutable strings, shared safely;
-* a plain header of a letter (a short ASCII ``Subject``, the ``Date``, the ``Message-ID``, …;
-  :data:`PLAIN_FIELDS`) is kept as the text set, as the headers of a mail read are, and parsed
+* a plain header of a letter (a short ASCII ``Subject``, ``In-Reply-To``, …; :data:`PLAIN_FIELDS`) is kept as the text set, as the headers of a mail read are, and parsed
   only if read: the stock policy would write it exactly so;
 * a header of a mail read is parsed once however often it is asked for (the ``email`` package
   parses a stored header at every look: a mail's ``Content-Type`` a dozen times while it is
@@ -36,8 +35,10 @@ RECURRING_FIELDS = frozenset({"mime-version", "content-type", "content-transfer-
 """Fields whose values recur from mail to mail (a Content-Type with a MIME boundary excepted)."""
 KEPT = 1024
 """How many recurring header values are kept, parsed and folded."""
-PLAIN_FIELDS = frozenset({"subject", "date", "message-id", "in-reply-to", "references", "content-id"})
-"""Fields kept as the text set when it is plain (:func:`_written_as_it_is`): parsed only if read."""
+PLAIN_FIELDS = frozenset({"subject", "in-reply-to", "references", "content-id"})
+"""Fields kept as the text set when it is plain (:func:`_written_as_it_is`): parsed only if read.
+Unstructured fields only: the stock policy writes a ``Date`` or a ``Message-ID`` as it parsed it
+(``27 Nov`` becomes ``Fri, 27 Nov``), and refuses some."""
 READ_KEPT = 512
 READ_KEPT_LENGTH = 200
 _FOLDED = "_pbem_folded"

@@ -167,9 +167,13 @@ def _tile(numbering: Numbering, part: Part) -> Image.Image:
     """One part of the board drawn over the empty board and mapped to the palette."""
     with _CANVAS_LOCK:
         image = _canvas(numbering)
-        box, drawn = _draw_part(image, part)
-        tile = image.crop(box)
-        image.paste(_background(numbering).crop(drawn), drawn[:2])  # the canvas is the empty board again
+        try:
+            box, drawn = _draw_part(image, part)
+            tile = image.crop(box)
+            image.paste(_background(numbering).crop(drawn), drawn[:2])  # the canvas is the empty board again
+        except BaseException:
+            image.paste(_background(numbering))  # a part that could not be drawn may have drawn anything
+            raise
     return _indexed(tile)
 
 

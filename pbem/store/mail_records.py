@@ -159,10 +159,18 @@ def queue_mail(session: Session, message: EmailMessage) -> OutboundMail:
     return outbound
 
 
+_WRITING = ("linesep", "max_line_length", "utf8", "cte_type", "refold_source", "mangle_from_")
+"""The settings of a policy that change the bytes it writes."""
+
+
 def _mail_bytes(message: EmailMessage) -> bytes:
-    """The bytes to store and send: under the message's own policy where it is one of the modern
-    ``email`` policies (the service's keeps its recurring headers folded), else ``email.policy.default``."""
-    return message.as_bytes() if isinstance(message.policy, EmailPolicy) else message.as_bytes(policy=default_policy)
+    """The bytes to store and send, as ``email.policy.default`` writes them: under the message's
+    own policy where that writes the same (the service's keeps its recurring headers folded)."""
+    policy = message.policy
+    if isinstance(policy, EmailPolicy) and all(getattr(policy, name) == getattr(default_policy, name)
+                                               for name in _WRITING):
+        return message.as_bytes()
+    return message.as_bytes(policy=default_policy)
 
 
 def new_bounce_tag() -> str:

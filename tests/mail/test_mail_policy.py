@@ -8,18 +8,24 @@ header shared by many mails must never carry one mail's change into another.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import random
+import types
+from datetime import datetime, timedelta, timezone
 from email.message import EmailMessage
 from email.parser import BytesParser
-from email.policy import default
+from email.policy import SMTP, default
 from pathlib import Path
+
+import pytest
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pbem.mail import composing
 from pbem.mail.composing import Attachment, InlineImage, Letter, compose
 from pbem.mail.policy import MAIL_POLICY, MailMessage
 from pbem.mail.reading import is_safe_message_id
+from pbem.store.mail_records import _mail_bytes
 
 SENT = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=400)
@@ -116,3 +122,51 @@ def test_headers_of_mails_read_are_what_the_standard_library_reads() -> None:
                     assert [[type(defect) for defect in value.defects] for value in mine] \
                         == [[type(defect) for defect in value.defects] for value in theirs], (path.name, name)
             assert part.get_content_type() == stock_part.get_content_type()
+
+
+def test_compose_writes_what_it_writes_under_the_stock_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """compose() with the service's policy against compose() with ``email.policy.default`` itself
+    (every header parsed when set): subjects of odd words, names, time zones (the boundaries and
+    identifiers made the same in both)."""
+    words = ["Game", "1:", "your", "turn", "(a)", "<b@c>", '"q"', "?=", "x" * 30, ",", ";", "\\", "Zoë", "[x]",
+             "a=b", "%", "Spiel", "–", "'", "@", "=?utf-8?q?x?=", "#"]
+    rng = random.Random(5)
+    monkeypatch.setattr(composing, "secrets", types.SimpleNamespace(token_hex=lambda n: "0" * (2 * n)))
+    for index in range(200):
+        subject = " ".join(rng.choice(words) for _ in range(rng.randint(0, 8)))
+        now = datetime(2026, 11, 27, 12, 0, tzinfo=timezone(timedelta(minutes=rng.choice([0, 60, -330]))))
+        letter = Letter(to_address="anna@example.org", to_name=rng.choice(["Anna", "Zoë", "A, B", ""]),
+                        subject=subject, text="t\n", language="en", token="t0ken", stamp=(3, 4),
+                        in_reply_to="<x.y@example.org>", references=("<a@b.c>",), html="<p>x</p>")
+        ours = compose(letter, "pbem@example.org", "Backgammon", now if index % 5 else now.replace(tzinfo=None))
+        with monkeypatch.context() as stock_policy:
+            stock_policy.setattr(composing, "MAIL_POLICY", default)
+            stock_policy.setattr(composing, "MailMessage", EmailMessage)
+            stock = compose(letter, "pbem@example.org", "Backgammon", now if index % 5 else now.replace(tzinfo=None))
+        assert ours.as_bytes() == EmailMessage.as_bytes(stock, policy=default), subject
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("Date", "27 Nov 2026 12:00:00 +0000"), ("Date", "Fri, 27 Nov 2026 12:00:00 GMT"),
+    ("Message-ID", "<a@b> <c@d>"), ("Subject", "a  b"), ("Subject", " a"), ("In-Reply-To", "<a@b>"),
+    ("References", "<a@b> (c) <d@e>"), ("Content-ID", "<x.1@example.org>")])
+def test_a_header_set_is_written_as_the_stock_policy_writes_it(name: str, value: str) -> None:
+    ours, stock = MailMessage(policy=MAIL_POLICY), EmailMessage(policy=default)
+    ours[name] = value
+    stock[name] = value
+    assert ours.as_bytes() == stock.as_bytes()
+
+
+def test_a_header_the_stock_policy_refuses_is_refused() -> None:
+    for message in (EmailMessage(policy=default), MailMessage(policy=MAIL_POLICY)):
+        with pytest.raises(IndexError):
+            message["Message-ID"] = "<,"
+
+
+def test_a_queued_mail_is_stored_as_the_default_policy_writes_it() -> None:
+    """Whatever policy a message to queue carries (SMTP's writes CRLF)."""
+    for policy in (SMTP, default, MAIL_POLICY):
+        message = EmailMessage(policy=policy)
+        message["Subject"] = "x"
+        message.set_content("a\nb\n")
+        assert _mail_bytes(message) == EmailMessage.as_bytes(message, policy=default)

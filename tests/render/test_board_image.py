@@ -6,6 +6,7 @@ import dataclasses
 import io
 import random
 
+import pytest
 from PIL import Image, ImageDraw
 
 from pbem.render import board_image as bi
@@ -195,3 +196,12 @@ def test_the_picture_from_kept_tiles_is_the_picture_drawn_whole() -> None:
             compared += 1
     for numbering in Numbering:  # every part drawn on the canvas was painted over again
         assert bi._canvas(numbering).tobytes() == bi._background(numbering).tobytes()
+
+
+def test_a_part_that_cannot_be_drawn_leaves_the_canvas_as_the_empty_board() -> None:
+    """A die of 0 raises half way through the dice (the first is drawn): later pictures must not
+    be drawn on what it left."""
+    view = dataclasses.replace(hit_view(Numbering.OWN, Colour.WHITE), dice=(6, 0))
+    with pytest.raises(KeyError):
+        bi.draw_board_png(view, "en")
+    assert bi._canvas(Numbering.OWN).tobytes() == bi._background(Numbering.OWN).tobytes()

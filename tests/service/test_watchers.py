@@ -16,6 +16,8 @@ from sqlmodel import Session, select
 from test_web_board import client_of, form_of, web_config
 
 from pbem import commands
+from pbem.render.views import EventKind
+from pbem.service.conversation import Event
 from pbem.service import watching
 from pbem.store.game_records import Player as PlayerRow
 from pbem.store.game_records import Seat
@@ -361,3 +363,18 @@ def test_the_watch_page_is_rate_limited(game) -> None:
     client = client_of(office, requests_per_minute=2)
     assert [client.get(f"/w/{code}").status_code for _ in range(3)] == [200, 200, 429]
 
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_a_resignation_offer_is_worded_for_a_watcher(language: str) -> None:
+    """watching.txt words it with lines.txt's win_kind (the macros events.txt imports are not its own)."""
+    text = watching.watch_event(Event(EventKind.RESIGN_OFFERED, 1, {"kind": 2, "points": 2}), ("Anna", "Ben"), language)
+    assert text.startswith("Ben ") and "gammon" in text.lower()
+
+
+def test_a_watcher_is_told_of_a_resignation_offer(game) -> None:
+    office, anna, ben, carol, dave = game
+    watching_carol(office, anna, ben, carol)
+    sent = anna.reply("resign gammon", to=game_mail(anna, office))
+    watched = [mail for mail in sent if recipient(mail) == carol.address]
+    assert watched and "offered to resign a gammon" in prose_of(watched[0]), [prose_of(mail) for mail in sent]
