@@ -20,7 +20,7 @@ from email.headerregistry import Address, BaseHeader
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
-from pbem.mail.policy import MAIL_POLICY, MailMessage, kept_header
+from pbem.mail.policy import MAIL_POLICY, MailMessage, header_to_keep
 from pbem.mail.reading import TOKEN_PATTERN, is_safe_message_id, reply_address
 
 MAX_REFERENCES = 12
@@ -163,7 +163,7 @@ def _address_header(name: str, display_name: str, address: str) -> BaseHeader:
     """The header ``name`` for one address, parsed once and kept: the policy parses every header
     set (an address takes a few tenths of a millisecond), and the same From, To and Reply-To
     recur in every mail of a game.  Header objects are immutable strings: shared safely."""
-    return kept_header(MAIL_POLICY, name, str(Address(_one_line(display_name), addr_spec=address)))
+    return header_to_keep(MAIL_POLICY, name, str(Address(_one_line(display_name), addr_spec=address)))
 
 
 def _new_boundary() -> str:

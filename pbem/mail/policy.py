@@ -93,14 +93,18 @@ class _MailPolicy(_EmailPolicy):
         return folded[key]
 
 
-@lru_cache(maxsize=KEPT)
-def kept_header(policy: EmailPolicy, name: str, value: str) -> BaseHeader:
-    """The header ``name: value``, parsed once and kept with its folded bytes (for a value that
-    recurs: an address of a game's players, a fixed field; a header that never recurs fills the
-    cache for nothing)."""
+def header_to_keep(policy: EmailPolicy[Any], name: str, value: str) -> BaseHeader:
+    """The header ``name: value`` parsed, to be kept and shared by the mails it recurs in: it
+    keeps its folded bytes too.  The caller keeps it (:func:`kept_header` for the fields every
+    mail has; the composer its own cache of the players' addresses, so that many players never
+    push the fixed fields out)."""
     header: BaseHeader = EmailPolicy.header_store_parse(policy, name, value)[1]
     setattr(header, _FOLDED, {})
     return header
+
+
+kept_header = lru_cache(maxsize=KEPT)(header_to_keep)
+""":func:`header_to_keep`, kept for the values of :data:`RECURRING_FIELDS`."""
 
 
 _PLAIN_VALUE = re.compile(r"[!-~]+(?: [!-~]+)*")
