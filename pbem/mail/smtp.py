@@ -4,15 +4,26 @@ One connection is kept open between mails and opened again when the server dropp
 refusal raises, so the pipeline retries the mail later with growing back-off, under the same
 Message-ID. A mail accepted for some recipients and refused for others counts as sent (retrying
 would send it twice to the first), and the refusal is logged.
+
+aiosmtplib turns every line end of a mail into CRLF and dot-stuffs its lines with regular
+expressions that Python's engine tries at every byte, three passes for each mail (the line ends
+once more to announce its SIZE): 0.7 ms of the 15 a game letter of 43 kB may cost. The same
+bytes come from ``bytes.replace`` in C in a tenth of that, so this module hands aiosmtplib those
+two steps done that way (:func:`crlf_lines`, :class:`_DotStuffing`; the tests compare them with
+aiosmtplib's own on any bytes, and what a real server receives).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import ssl
+from collections.abc import Callable
 
 import aiosmtplib
+import aiosmtplib.protocol
+import aiosmtplib.smtp
 
 from pbem.config import SmtpConfig
 from pbem.mail.connecting import LoginRefused, MailServerError, PermanentRefusal
@@ -21,6 +32,41 @@ log = logging.getLogger(__name__)
 
 TIMEOUT = 60.0
 GOODBYE_TIMEOUT = 2.0  # QUIT must not hold up a stop (SIGTERM: exit within 15 s)
+
+
+def crlf_lines(message: bytes) -> bytes:
+    """Every line end (CRLF, a lone LF, a lone CR) as CRLF, and a CRLF at the end: what
+    aiosmtplib's ``normalize_message_line_endings`` returns."""
+    message = message.replace(b"\r\n", b"\n").replace(b"\r", b"\n").replace(b"\n", b"\r\n")
+    return message if message.endswith(b"\r\n") else message + b"\r\n"
+
+
+class _DotStuffing:
+    """Stands in for aiosmtplib's ``PERIOD_REGEX`` (``(?m)^\\.``, of which DATA calls ``sub``): a
+    dot that starts a line is replaced, the one that starts the mail and every one after a LF."""
+
+    @staticmethod
+    def sub(replacement: bytes, message: bytes) -> bytes:
+        stuffed = message.replace(b"\n.", b"\n" + replacement)
+        return replacement + stuffed[1:] if stuffed.startswith(b".") else stuffed
+
+
+def _quicker_data() -> tuple[Callable[[bytes], bytes], re.Pattern[bytes]] | None:
+    """Let aiosmtplib prepare DATA by :func:`crlf_lines` and :class:`_DotStuffing`; its own two
+    (a release whose modules no longer have these names keeps them: None)."""
+    protocol, smtp = aiosmtplib.protocol, aiosmtplib.smtp
+    if not (all(hasattr(module, "normalize_message_line_endings") for module in (protocol, smtp))
+            and isinstance(getattr(protocol, "PERIOD_REGEX", None), re.Pattern)):
+        return None
+    own = protocol.normalize_message_line_endings, protocol.PERIOD_REGEX
+    protocol.normalize_message_line_endings = crlf_lines
+    setattr(smtp, "normalize_message_line_endings", crlf_lines)  # SIZE: imported from the protocol module
+    protocol.PERIOD_REGEX = _DotStuffing()  # type: ignore[assignment]
+    return own
+
+
+AIOSMTPLIB_OWN_DATA = _quicker_data()
+"""aiosmtplib's own line ends and dot-stuffing, kept to compare against."""
 
 class SmtpSink:
     """Sends each mail through the configured server (ssl, starttls or none; login when configured)."""

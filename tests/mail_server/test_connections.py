@@ -11,16 +11,18 @@ import sys
 import time
 from collections.abc import Iterator
 
+import aiosmtplib.protocol
+import aiosmtplib.smtp
 import pytest
 from conftest import SERVICE, write_config
-from mail_servers import Dovecot, SmtpServer, free_port
+from mail_servers import Dovecot, Recorder, SmtpServer, free_port
 
 from pydantic import SecretStr
 
 from pbem.config import ImapConfig, SmtpConfig
 from pbem.mail.connecting import LoginRefused, MailServerError
 from pbem.mail.imap import ImapSession, ImapSource
-from pbem.mail.smtp import SmtpSink
+from pbem.mail.smtp import AIOSMTPLIB_OWN_DATA, SmtpSink
 
 WRONG = "Tr0ub4dor&3-not-the-password"
 
@@ -127,6 +129,52 @@ def test_smtp_with_starttls_and_login_sends_crlf_lines(tls_dovecot):
         assert b"line 1\r\nline 2\r\n" in mail.raw and b"Subject: hi\r\n" in mail.raw
     finally:
         server.stop()
+
+
+class _SizeRecorder(Recorder):
+    """Keeps each mail's MAIL FROM options too (the SIZE it was announced with)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.options: list[list[str]] = []
+
+    async def handle_DATA(self, server, session, envelope) -> str:
+        self.options.append(list(envelope.mail_options))
+        return await super().handle_DATA(server, session, envelope)
+
+
+def test_smtp_data_reaches_a_real_server_as_aiosmtplib_itself_sends_it(monkeypatch):
+    """pbem.mail.smtp prepares DATA by bytes.replace where aiosmtplib uses regular expressions:
+    a real server (aiosmtpd) receives the same mail, announced with the same SIZE, either way."""
+    assert AIOSMTPLIB_OWN_DATA is not None
+    mails = [b"Subject: dots\n\n.starts\n..two\n.\nlone CR\rmixed\r\n\r\n. dot space\n\xc3\xa4 end",
+             b"Subject: x\r\n\r\n.\r\n", b".\n", b"Subject: crlf\r\n\r\nline\r\n" * 50]
+
+    def received_by_a_server() -> tuple[list[bytes], list[list[str]]]:
+        server = SmtpServer()
+        server.recorder = server.controller.handler = _SizeRecorder()
+        server.start()
+        try:
+            sink = SmtpSink(SmtpConfig(host="127.0.0.1", port=server.port, security="none"), timeout=5)
+
+            async def send() -> None:
+                for raw in mails:
+                    await sink.send(raw, "backgammon@localhost", ["anna@example.org"])
+                await sink.close()
+
+            asyncio.run(send())
+            return [mail.raw for mail in server.recorder.received], server.recorder.options
+        finally:
+            server.stop()
+
+    quicker = received_by_a_server()
+    own_line_ends, own_dots = AIOSMTPLIB_OWN_DATA
+    monkeypatch.setattr(aiosmtplib.protocol, "normalize_message_line_endings", own_line_ends)
+    monkeypatch.setattr(aiosmtplib.smtp, "normalize_message_line_endings", own_line_ends)
+    monkeypatch.setattr(aiosmtplib.protocol, "PERIOD_REGEX", own_dots)
+    assert quicker == received_by_a_server()
+    assert quicker[0][0].startswith(b"Subject: dots\r\n\r\n.starts\r\n..two\r\n.\r\nlone CR\r\nmixed\r\n")
+    assert all(any(option.upper().startswith("SIZE=") for option in options) for options in quicker[1])
 
 
 @pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
