@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_
+from sqlalchemy import and_, bindparam
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
@@ -31,11 +31,15 @@ from pbem.store.db import utc_now
 from pbem.store.game_records import AccountConfirmation, Ladder, MatchRecord, MatchStatus, Player, Seat
 
 
+_PLAYER_BY_ADDRESS = select(Player).where(Player.address == bindparam("address"))
+"""Built once (as the pipeline's statements of every mail: its cache key is kept)."""
+
+
 def player_for(session: Session, address: str) -> Player:
     """The player with this address, created on first contact (their name is taken later, from a
     mail that proves it comes from them)."""
     address = address.lower()
-    player = session.exec(select(Player).where(Player.address == address)).first()
+    player = session.exec(_PLAYER_BY_ADDRESS, params={"address": address}).first()
     if player is None:
         player = Player(address=address)
         session.add(player)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sqlalchemy import bindparam
 from sqlmodel import Session, col, select
 
 from pbem.mail.composing import MAX_REFERENCES
@@ -34,8 +35,7 @@ class Table:
     @classmethod
     def load(cls, session: Session, record: MatchRecord) -> Table:
         """The table of ``record``: its seats and players in one statement."""
-        rows = session.exec(select(Seat, Player).join(Player, col(Player.id) == Seat.player_id)
-                            .where(Seat.match_id == record.id).order_by(col(Seat.number))).all()
+        rows = session.exec(_SEATS_OF_MATCH, params={"match_id": record.id}).all()
         assert len(rows) == 2, f"match {record.id} has {len(rows)} seats"
         (seat_0, player_0), (seat_1, player_1) = rows
         game = Game.from_dict(record.game) if record.game is not None else None
@@ -127,6 +127,13 @@ class Table:
 
 MAX_WAITING_NOTES_CHARS = 4000
 
+# Built once, as the pipeline's statements of every mail (SQLAlchemy keeps their cache keys).
+_SEATS_OF_MATCH = (select(Seat, Player).join(Player, col(Player.id) == Seat.player_id)
+                   .where(Seat.match_id == bindparam("match_id")).order_by(col(Seat.number)))
+_BY_TOKEN = (select(MatchRecord, Seat.number, MatchWatch).join(Seat, col(Seat.match_id) == MatchRecord.id)
+             .outerjoin(MatchWatch, col(MatchWatch.match_id) == MatchRecord.id).where(Seat.token == bindparam("token")))
+_BY_TOKEN_LOCKED = _BY_TOKEN.with_for_update(of=MatchRecord).execution_options(populate_existing=True)
+
 
 def locked_match(session: Session, match_id: int, *, skip_locked: bool = False) -> MatchRecord | None:
     """The match row, read afresh and locked until the transaction ends, so that of two processes
@@ -142,11 +149,7 @@ def table_for_token(session: Session, token: str, *, lock: bool = True) -> tuple
     afresh once locked), and the seat it was given to; the match, the seat and the watch
     settings in one statement.  ``lock=False`` only to show it (the web board's page), so that a
     reader holds up no mail."""
-    query = (select(MatchRecord, Seat.number, MatchWatch).join(Seat, col(Seat.match_id) == MatchRecord.id)
-             .outerjoin(MatchWatch, col(MatchWatch.match_id) == MatchRecord.id).where(Seat.token == token))
-    if lock:
-        query = query.with_for_update(of=MatchRecord).execution_options(populate_existing=True)
-    found = session.exec(query).first()
+    found = session.exec(_BY_TOKEN_LOCKED if lock else _BY_TOKEN, params={"token": token}).first()
     if found is None:
         return None
     record, seat, watch = found

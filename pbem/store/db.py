@@ -111,7 +111,12 @@ def session_scope(engine: Engine) -> Iterator[Session]:
             raise
 
 
-def claim(engine: Engine, key: str, still: Executable | None = None) -> Callable[[], None] | None:
+_TRY_LOCK = text("SELECT pg_try_advisory_lock(:key)")
+_UNLOCK = text("SELECT pg_advisory_unlock(:key)")
+
+
+def claim(engine: Engine, key: str, still: Executable | None = None,
+          still_params: dict[str, Any] | None = None) -> Callable[[], None] | None:
     """Claim ``key`` (a mail's Message-ID) for this process; returns the function that releases
     it, or None when another process holds it.
 
@@ -121,7 +126,7 @@ def claim(engine: Engine, key: str, still: Executable | None = None) -> Callable
     SQLite only one daemon runs per file (``pbem serve`` refuses a second), so every claim
     succeeds.  ``still``, on PostgreSQL: a query that must find a row once the lock is taken (the
     work is still to be done), sent on the lock's connection with no transaction around it; when
-    it finds none, the claim is let go at once and None returned.
+    it finds none, the claim is let go at once and None returned (``still_params``: its values).
     """
     if engine.dialect.name != "postgresql":
         return lambda: None
@@ -130,8 +135,8 @@ def claim(engine: Engine, key: str, still: Executable | None = None) -> Callable
     if connection is None:
         return None
     try:
-        if still is not None and connection.execute(still).first() is None:
-            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": number})
+        if still is not None and connection.execute(still, still_params).first() is None:
+            connection.execute(_UNLOCK, {"key": number})
             connection.close()
             return None
     except BaseException:
@@ -140,7 +145,7 @@ def claim(engine: Engine, key: str, still: Executable | None = None) -> Callable
 
     def release() -> None:
         try:
-            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": number})
+            connection.execute(_UNLOCK, {"key": number})
         finally:
             connection.close()
 
@@ -153,7 +158,7 @@ def _try_lock(engine: Engine, number: int) -> Connection | None:
     transaction around them."""
     connection = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
     try:
-        mine = bool(connection.execute(text("SELECT pg_try_advisory_lock(:key)"), {"key": number}).scalar())
+        mine = bool(connection.execute(_TRY_LOCK, {"key": number}).scalar())
     except BaseException:
         connection.close()
         raise
