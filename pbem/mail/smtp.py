@@ -36,8 +36,12 @@ GOODBYE_TIMEOUT = 2.0  # QUIT must not hold up a stop (SIGTERM: exit within 15 s
 
 def crlf_lines(message: bytes) -> bytes:
     """Every line end (CRLF, a lone LF, a lone CR) as CRLF, and a CRLF at the end: what
-    aiosmtplib's ``normalize_message_line_endings`` returns."""
-    message = message.replace(b"\r\n", b"\n").replace(b"\r", b"\n").replace(b"\n", b"\r\n")
+    aiosmtplib's ``normalize_message_line_endings`` returns.  A mail with plain LF line ends (as
+    the outbox keeps them) takes one pass."""
+    if b"\r" not in message:
+        message = message.replace(b"\n", b"\r\n")
+    else:
+        message = message.replace(b"\r\n", b"\n").replace(b"\r", b"\n").replace(b"\n", b"\r\n")
     return message if message.endswith(b"\r\n") else message + b"\r\n"
 
 
