@@ -58,6 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pbem.rules.position import BAR, Position
@@ -187,7 +188,19 @@ def _single_steps(mover: list[int], opponent: list[int], die: int, top: int) -> 
     return steps
 
 
+LEGAL_PLAYS_KEPT = 64
+"""How many positions' legal plays are kept: a mail asks for the same ones several times (the
+move checked and played, the roll's check, the automove's, the example in the letter)."""
+
+
 def legal_plays(position: Position, dice: tuple[int, int]) -> dict[Position, Play]:
+    """Every distinct position the roll can reach, each with one play that reaches it (a new
+    dict each call, of kept plays)."""
+    return dict(_legal_plays(position, (dice[0], dice[1])))
+
+
+@lru_cache(maxsize=LEGAL_PLAYS_KEPT)
+def _legal_plays(position: Position, dice: tuple[int, int]) -> dict[Position, Play]:
     """Every distinct position the roll can reach, each with one play that reaches it.
 
     The search plays the dice in both orders (doubles: four times, each step from a point no

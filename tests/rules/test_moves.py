@@ -481,3 +481,14 @@ def test_a_bare_bear_off_may_stand_for_the_only_legal_play_through_a_hit() -> No
     (only,) = legal_plays(position, (2, 1))
     assert check_play(position, (2, 1), [(2, 0)]) == only
     assert only.mover_off == 15 and only.opponent[BAR] == 1
+
+
+def test_kept_legal_plays_are_a_new_dict_each_time():
+    """legal_plays keeps its answers (a mail asks several times); a caller changing the dict it
+    got, or asking with a list of dice, changes nothing for the next."""
+    start = Position.start()
+    first = legal_plays(start, (3, 1))
+    first.clear()
+    again = legal_plays(start, [3, 1])  # type: ignore[arg-type]
+    assert again and again == legal_plays(start, (1, 3)) | legal_plays(start, (3, 1))
+    assert again is not legal_plays(start, (3, 1))
