@@ -155,13 +155,14 @@ class MailPipeline:
         event loop), put it away, and only then release the claim: another daemon that read the
         same mail finds it applied and already moved."""
         message_id = message_id_of(message.raw)
-        several = self.engine.dialect.name == "postgresql"  # on SQLite a claim is nothing: no thread for it
-        release = await asyncio.to_thread(claim, self.engine, message_id) if several else _nothing
-        if release is None:
+        several = self.engine.dialect.name == "postgresql"  # on SQLite a claim is nothing
+        claimed = await asyncio.to_thread(self._claim_and_apply if several else self._apply_unclaimed,
+                                          message.raw, message_id)
+        if claimed is None:
             log.debug("inbox %s: %s", message_id, Outcome.IN_HAND.value)
             return InboxResult(Outcome.IN_HAND, message_id)
+        release, result = claimed
         try:
-            result = await asyncio.to_thread(self._apply, message.raw, message_id)
             if result.outcome is Outcome.FAILED:
                 await self.source.mark_failed(message.key, result.reason)
             else:
@@ -172,6 +173,21 @@ class MailPipeline:
         log.info("inbox %s: %s%s", result.message_id, result.outcome.value,
                  f" ({result.reason})" if result.reason else "")
         return result
+
+    def _claim_and_apply(self, raw: bytes, message_id: str) -> tuple[Callable[[], None], InboxResult] | None:
+        """In one worker thread: claim the mail, then apply it; None when another daemon holds it.
+        The claim is kept (and returned) until the mail is put away."""
+        release = claim(self.engine, message_id)
+        if release is None:
+            return None
+        try:
+            return release, self._apply(raw, message_id)
+        except BaseException:
+            _let_go(release, message_id)
+            raise
+
+    def _apply_unclaimed(self, raw: bytes, message_id: str) -> tuple[Callable[[], None], InboxResult]:
+        return _nothing, self._apply(raw, message_id)
 
     def _apply(self, raw: bytes, message_id: str) -> InboxResult:
         deaths = self.journal.start(message_id)
@@ -361,19 +377,16 @@ class MailPipeline:
         record is logged, and the mail is due again."""
         try:
             if error is None:
-                await asyncio.to_thread(self._record_send, mail.id)
+                await asyncio.to_thread(self._record_and_let_go, mail)
                 log.info("outbox %s to %s: sent", mail.message_id, ", ".join(mail.recipients))
                 return 1
             delay = self.delay_after_failure(mail.attempts + 1)
             give_up = isinstance(error, PermanentRefusal) or self.clock() - mail.created_at >= self.give_up_after
-            await asyncio.to_thread(self._record_send, mail.id, error=_describe(error), delay=delay,
+            await asyncio.to_thread(self._record_and_let_go, mail, error=_describe(error), delay=delay,
                                     give_up=give_up)
         except Exception:  # recording failed (the database): the mail is due again next round
             log.exception("outbox row %d: not recorded, will be tried again", mail.id)
             return 0
-        finally:
-            if mail.release is not _nothing:
-                await asyncio.to_thread(_let_go, mail.release, mail.message_id)
         if give_up:
             log.error("outbox %s to %s: given up after %d attempts (%s)", mail.message_id,
                       ", ".join(mail.recipients), mail.attempts + 1, _describe(error))
@@ -419,6 +432,16 @@ class MailPipeline:
             return None
         return ClaimedMail(row.id, row.message_id, row.sender, tuple(row.recipients), row.raw, row.attempts,
                            row.created_at, release, None)
+
+    def _record_and_let_go(self, mail: ClaimedMail, *, error: str = "", delay: timedelta = timedelta(0),
+                           give_up: bool = False) -> None:
+        """Record how sending went, then release the mail's claim, in one worker thread (the claim
+        is released also when recording fails)."""
+        try:
+            self._record_send(mail.id, error=error, delay=delay, give_up=give_up)
+        finally:
+            if mail.release is not _nothing:
+                _let_go(mail.release, mail.message_id)
 
     def _record_send(self, outbound_id: int, *, error: str = "", delay: timedelta = timedelta(0),
                      give_up: bool = False) -> None:
