@@ -35,6 +35,7 @@ that exactly once.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -156,8 +157,13 @@ class MailPipeline:
         same mail finds it applied and already moved."""
         message_id = message_id_of(message.raw)
         several = self.engine.dialect.name == "postgresql"  # on SQLite a claim is nothing
-        claimed = await asyncio.to_thread(self._claim_and_apply if several else self._apply_unclaimed,
-                                          message.raw, message_id)
+        applying = asyncio.ensure_future(asyncio.to_thread(
+            self._claim_and_apply if several else self._apply_unclaimed, message.raw, message_id))
+        try:
+            claimed = await asyncio.shield(applying)
+        except asyncio.CancelledError:  # the thread goes on: its claim is let go once it is done
+            applying.add_done_callback(functools.partial(_let_go_once_applied, message_id))
+            raise
         if claimed is None:
             log.debug("inbox %s: %s", message_id, Outcome.IN_HAND.value)
             return InboxResult(Outcome.IN_HAND, message_id)
@@ -513,6 +519,16 @@ def _let_go(release: Callable[[], None], key: str) -> None:
         release()
     except Exception as error:
         log.warning("claim of %s: releasing it failed (%s); it went with its connection", key, _describe(error))
+
+
+def _let_go_once_applied(message_id: str,
+                         applying: asyncio.Future[tuple[Callable[[], None], InboxResult] | None]) -> None:
+    """After the wait for a mail's worker thread was cancelled: the claim it took is let go when
+    it is done (the mail is applied, or not, as the thread left it; a daemon that reads it again
+    finds which).  A thread that raised let go of its claim itself."""
+    if applying.cancelled() or applying.exception() is not None or (claimed := applying.result()) is None:
+        return
+    asyncio.get_running_loop().run_in_executor(None, _let_go, claimed[0], message_id)
 
 
 def _nothing() -> None:

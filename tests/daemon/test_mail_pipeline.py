@@ -636,3 +636,43 @@ def test_the_offset_of_this_host_s_clock_from_the_database_server_s_is_measured(
     assert abs(clock_offset(engine)) < 1.0
     behind = clock_offset(engine, now=lambda: utc_now() - timedelta(seconds=90))
     assert behind == 0.0 if engine.dialect.name == "sqlite" else 89.0 < behind < 91.0
+
+
+@pytest.mark.postgresql_only
+def test_a_read_cancelled_while_its_mail_is_applied_lets_go_of_the_claim_once_applied(engine, config):
+    """The claim is taken and the mail applied in one worker thread: a task cancelled while that
+    thread works still releases the claim when it is done, so that another daemon can put the
+    mail away (it finds it applied) instead of leaving it "in hand elsewhere" for ever."""
+    import threading
+
+    from pbem.store.db import claim
+
+    started, go_on = threading.Event(), threading.Event()
+
+    def slow(session, raw, inbound):
+        started.set()
+        go_on.wait(10)
+        echo_handlers.echo(session, raw, inbound)
+
+    pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), slow)
+    deliver(config.inbox_dir, "1.a", mail("hello", "<a@example.org>"))
+
+    async def cancel_midway() -> None:
+        task = asyncio.create_task(pipeline.read_inbox())
+        await asyncio.to_thread(started.wait, 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert claim(engine, "<a@example.org>") is None  # still applying: held
+        go_on.set()
+        for _ in range(100):
+            if (release := claim(engine, "<a@example.org>")) is not None:
+                release()
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("the claim is still held after the mail was applied")
+
+    asyncio.run(cancel_midway())
+    assert [row.state for row in inbound_rows(engine)] == [InboundState.APPLIED]
+    other = MailPipeline(engine, MaildirSource(config.inbox_dir), FlakySink(0), echo_handlers.echo)
+    assert [result.outcome for result in asyncio.run(other.read_inbox())] == [Outcome.ALREADY_DONE]
