@@ -528,6 +528,8 @@ def _let_go_once_applied(message_id: str,
     finds which).  A thread that raised let go of its claim itself."""
     if applying.cancelled() or applying.exception() is not None or (claimed := applying.result()) is None:
         return
+    if claimed[0] is _nothing:  # SQLite: nothing was claimed
+        return
     asyncio.get_running_loop().run_in_executor(None, _let_go, claimed[0], message_id)
 
 

@@ -72,6 +72,7 @@ def _quicker_data() -> tuple[Callable[[bytes], bytes], re.Pattern[bytes]] | None
 AIOSMTPLIB_OWN_DATA = _quicker_data()
 """aiosmtplib's own line ends and dot-stuffing, kept to compare against."""
 
+
 class SmtpSink:
     """Sends each mail through the configured server (ssl, starttls or none; login when configured)."""
 
