@@ -500,7 +500,7 @@ def send_letters(talk: Conversation) -> None:
             log.info("no mail to %s: it bounced %d times since its owner last wrote", player.address, player.bounces)
             continue
         message = compose(letter, config.service.address, config.service.name, talk.now)
-        queue_mail(talk.session, message).match_id = None if table is None else table.id
+        queue_mail(talk.session, message, None if table is None else table.id)
         _SENT_TEXTS.keep(str(message["Message-ID"]), letter.text)
         seat = None if table is None else table.seat_of(player)
         if table is not None and seat is not None:

@@ -183,7 +183,7 @@ def send_watch_letters(talk: Conversation) -> None:
                 continue
             letter = watch_letter(table, settings.code, player, watcher, events, config, talk.now)
             message = compose(letter, config.service.address, config.service.name, talk.now)
-            queue_mail(talk.session, message).match_id = table.id
+            queue_mail(talk.session, message, table.id)
             watcher.last_message_id = str(message["Message-ID"])
             talk.session.add(watcher)
 

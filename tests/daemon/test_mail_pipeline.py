@@ -83,6 +83,8 @@ def test_a_mail_is_applied_answered_and_marked_done(pipeline, engine, config):
     assert (row.message_id, row.sender, row.subject, row.state) == ("<m1@example.org>", "alice@example.org",
                                                                     "hello", InboundState.APPLIED)
     assert row.processed_at is not None and row.processed_at.tzinfo is not None
+    assert (row.raw, row.reason, row.match_id, row.pruned_at) == (mail("hi there"), "", None, None)
+    assert row.received_at is not None and row.received_at.tzinfo is not None
     assert files(config.inbox_dir) == [] and len(files(config.inbox_dir / DONE_FOLDER)) == 1
     assert asyncio.run(pipeline.flush_outbox()) == 1
     [sent] = files(config.outbox_dir)

@@ -77,3 +77,41 @@ def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path):
         assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert connection.execute(text("PRAGMA busy_timeout")).scalar() >= 5000
     engine.dispose()
+
+
+def test_a_queued_mail_is_one_row_with_what_sending_it_from_memory_needs(engine):
+    """``queue_mail`` writes its row at once (a Core INSERT, no ORM object): the row and the
+    record it returns agree, a rolled-back transaction keeps neither, and a query in the same
+    transaction already sees the row."""
+    from email.message import EmailMessage
+
+    from pbem.store.mail_records import hold_answers_until, queue_mail, queued_mails
+
+    def message() -> EmailMessage:
+        mail = EmailMessage()
+        mail["From"], mail["To"], mail["Cc"] = "Backgammon <bg@example.org>", "ann@example.org", "bo@example.org"
+        mail.set_content("your turn")
+        return mail
+
+    later = utc_now() + timedelta(seconds=90)
+    with session_scope(engine) as session:
+        hold_answers_until(session, later)
+        first = queue_mail(session, message(), 7)
+        second = queue_mail(session, message())
+        assert session.exec(select(OutboundMail.id).where(OutboundMail.sent_at == None)).all() == [  # noqa: E711
+            first.id, second.id]
+        assert queued_mails(session) == [first, second]
+    with pytest.raises(RuntimeError):
+        with session_scope(engine) as session:
+            queue_mail(session, message())
+            raise RuntimeError("handler failed")
+    with session_scope(engine) as session:
+        rows = session.exec(select(OutboundMail).order_by(OutboundMail.id)).all()
+    assert [row.id for row in rows] == [first.id, second.id] and first.id != second.id
+    row = rows[0]
+    assert (row.message_id, row.sender, tuple(row.recipients), row.raw, row.created_at, row.next_attempt_at) == (
+        first.message_id, first.sender, first.recipients, first.raw, first.created_at, first.next_attempt_at)
+    assert first.recipients == ("ann@example.org", "bo@example.org") and first.next_attempt_at == later
+    assert (row.match_id, rows[1].match_id, row.attempts, row.sent_at, row.last_error) == (7, None, 0, None, "")
+    assert first.sender == f"bg+bounce-{row.bounce_tag}@example.org" and row.bounce_tag != rows[1].bounce_tag
+    assert row.raw.startswith(b"From: Backgammon <bg@example.org>") and f"Message-ID: {row.message_id}".encode() in row.raw
