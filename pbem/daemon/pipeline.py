@@ -42,8 +42,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import Enum
+from typing import Any
 
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, Row
 from sqlalchemy import ColumnElement, and_, bindparam, insert, inspect, update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.orm.exc import StaleDataError
@@ -233,10 +234,11 @@ class MailPipeline:
         """The mail's one transaction.  Its record is added only after the handler ran, so that
         it is written by one INSERT with everything the handler set on it."""
         with session_scope(self.engine) as session:
-            inbound = self._find_inbound(session, message_id)
-            if (settled := _settled(inbound, message_id)) is not None:
+            found = session.connection().execute(_INBOUND_STATE, {"message_id": message_id}).first()
+            if (settled := _settled(found, message_id)) is not None:
                 return settled
-            inbound = inbound or self._new_inbound(raw, message_id)
+            # A mail read before is loaded as an object only when the operator requeued it.
+            inbound = self._new_inbound(raw, message_id) if found is None else session.get_one(InboundMail, found.id)
             inbound.state, inbound.reason = InboundState.APPLIED, ""
             now = self.clock()
             hold_answers_until(session, now + OWN_ANSWER_LEASE)
@@ -494,6 +496,8 @@ def _still_to_send() -> ColumnElement[bool]:
 # cache key of a statement object, where one built anew for each mail is keyed afresh (about
 # half of what running a short statement costs in Python).
 _INBOUND_BY_MESSAGE_ID = select(InboundMail).where(InboundMail.message_id == bindparam("message_id"))
+_INBOUND_STATE = (select(InboundMail.id, InboundMail.state, InboundMail.reason)
+                  .where(InboundMail.message_id == bindparam("message_id")))
 _UNSENT_ROW = select(OutboundMail.id).where(OutboundMail.id == bindparam("row")).where(_still_to_send())
 _SENT = (update(OutboundMail).where(col(OutboundMail.id) == bindparam("row"))
          .values(attempts=col(OutboundMail.attempts) + 1, last_error="", sent_at=bindparam("now")))
@@ -516,7 +520,7 @@ _INBOUND_COLUMNS = tuple(column.key for column in InboundMail.__table__.columns 
                          if not column.primary_key)
 
 
-def _settled(inbound: InboundMail | None, message_id: str) -> InboxResult | None:
+def _settled(inbound: InboundMail | Row[Any] | None, message_id: str) -> InboxResult | None:
     """What became of a mail found recorded, unless the operator requeued it (None: apply it).
     A shunted one is put aside again, not applied, until the operator requeues it."""
     if inbound is None or inbound.state == InboundState.REQUEUED:
