@@ -66,6 +66,9 @@ Handler = Callable[[Session, bytes, InboundMail], None]
 
 It may set `inbound.state = InboundState.IGNORED` and `inbound.reason`; it queues answers with
 `pbem.store.mail_records.queue_mail(session, message)`. Raising rolls everything back and shunts the mail.
+A new mail's record comes without `sender` and `subject`: the handler may set them from its own
+reading of the mail (``pbem.mail.reading.sender_and_subject`` gives the same), and those it left
+empty are taken from the header after it ran (the header is then not parsed twice).
 """
 
 MAX_ERROR_LENGTH = 500
@@ -238,12 +241,15 @@ class MailPipeline:
             if (settled := _settled(found, message_id)) is not None:
                 return settled
             # A mail read before is loaded as an object only when the operator requeued it.
-            inbound = self._new_inbound(raw, message_id) if found is None else session.get_one(InboundMail, found.id)
+            inbound = (InboundMail(message_id=message_id, raw=raw, received_at=self.clock()) if found is None
+                       else session.get_one(InboundMail, found.id))
             inbound.state, inbound.reason = InboundState.APPLIED, ""
             now = self.clock()
             hold_answers_until(session, now + OWN_ANSWER_LEASE)
             self.handler(session, raw, inbound)
             inbound.processed_at = now
+            if not (inbound.sender or inbound.subject):
+                inbound.sender, inbound.subject = sender_and_subject(raw)
             _keep_record(session, inbound)
             queued = queued_mails(session)
         answers = [ClaimedMail(mail.id, mail.message_id, mail.sender, mail.recipients, mail.raw, 0,

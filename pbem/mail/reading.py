@@ -411,6 +411,12 @@ def sender_and_subject(raw: bytes) -> tuple[str, str]:
         return "", ""
 
 
+def recorded_sender_and_subject(mail: IncomingMail) -> tuple[str, str]:
+    """What :func:`sender_and_subject` gives for the mail read as ``mail``: its record takes them
+    from the reading, without parsing the header once more."""
+    return mail.sender, mail.subject[:MAX_SUBJECT_CHARS]
+
+
 def message_id_of(raw: bytes) -> str:
     """The mail's Message-ID (the first valid ``<…>`` of the header), or one made from a hash of
     its bytes.

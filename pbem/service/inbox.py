@@ -37,8 +37,8 @@ from sqlmodel import Session, col, select
 from pbem import commands, names
 from pbem.config import LANGUAGES, Config
 from pbem.mail.composing import GameStamp, compose, parse_game_message_id
-from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail, refused_copy,
-                               subject_text)
+from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail,
+                               recorded_sender_and_subject, refused_copy, subject_text)
 from pbem.render.views import Notice
 from pbem.mail.bounces import read_bounce, sent_to_bounce_address
 from pbem.service import account, bounces, clocks, invitations, ladders, play, tournaments, watching
@@ -110,6 +110,7 @@ def handle_mail(
         inbound.state, inbound.reason = InboundState.IGNORED, f"unreadable mail: {unreadable.reason}"
         inbound.raw = refused_copy(raw)
         return
+    inbound.sender, inbound.subject = recorded_sender_and_subject(mail)
     if mail.automatic or sent_to_bounce_address(raw, config.service.address):
         _automatic(session, raw[:config.limits.max_mail_bytes], inbound, mail, config, now or utc_now())
         inbound.raw = refused_copy(raw)

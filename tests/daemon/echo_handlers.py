@@ -18,6 +18,7 @@ from sqlmodel import Session
 
 from pbem.config import load_config
 from pbem.daemon.scheduler import configure_logging, serve
+from pbem.mail.reading import sender_and_subject
 from pbem.store.mail_records import InboundMail, InboundState, queue_mail
 
 SERVICE = "backgammon@localhost"
@@ -35,8 +36,9 @@ def echo(session: Session, raw: bytes, inbound: InboundMail) -> None:
         return
     answer = EmailMessage()
     answer["From"] = SERVICE
-    answer["To"] = inbound.sender
-    answer["Subject"] = f"Re: {inbound.subject}"
+    sender, subject = sender_and_subject(raw)
+    answer["To"] = sender
+    answer["Subject"] = f"Re: {subject}"
     answer["In-Reply-To"] = inbound.message_id
     answer.set_content(f"echo: {text}")
     queue_mail(session, answer)

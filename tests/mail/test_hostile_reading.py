@@ -17,6 +17,8 @@ from pbem.mail.reading import (
     UnreadableMail,
     message_id_of,
     read_mail,
+    recorded_sender_and_subject,
+    sender_and_subject,
     unflow,
 )
 
@@ -271,3 +273,25 @@ def test_any_mail_is_read_or_refused_as_unreadable_and_nothing_else(pieces) -> N
         assert header_value.isascii() and header_value.isprintable()
     assert "\n" not in mail.sender and mail.sender.isascii()
     assert len(parse_commands(mail.new_text)) <= MAX_NEW_LINES
+    assert recorded_sender_and_subject(mail) == sender_and_subject(raw)
+
+
+def test_a_mail_read_gives_its_record_the_sender_and_subject_its_raw_header_gives() -> None:
+    """The pipeline records a mail the service read with the reading's sender and subject, not
+    parsing its header again: they must be what the raw header gives (the clients' mails, both
+    languages, and the hostile corpus)."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).parents[1]))
+    from hostile_corpus import hostile_mails
+
+    fixtures = sorted((Path(__file__).parent / "fixtures").glob("*.eml"))
+    mails = [path.read_bytes() for path in fixtures] + [raw for _, raw in hostile_mails(SERVICE_ADDRESS, 2_000_000)]
+    read = 0
+    for raw in mails:
+        try:
+            mail = read_mail(raw, CONTEXT)
+        except UnreadableMail:
+            continue
+        read += 1
+        assert recorded_sender_and_subject(mail) == sender_and_subject(raw)
+    assert read >= len(fixtures)

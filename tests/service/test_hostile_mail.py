@@ -305,3 +305,27 @@ def test_a_refused_mail_is_stored_cut_to_its_header_and_64_kb(config):
         row = session.exec(select(InboundMail).where(InboundMail.message_id == str(big["Message-ID"]))).one()
     assert len(big.as_bytes()) > 1_500_000 and 64 * 1024 < len(row.raw) <= 64 * 1024 + 4096
     assert b"Subject: big" in row.raw and row.raw.endswith(b"y")
+
+
+def test_every_mail_is_recorded_with_the_sender_and_subject_of_its_header(config):
+    """A mail the service read is recorded with its reading's sender and subject, one it cannot
+    read with those of its raw header: both as ``sender_and_subject`` gives them."""
+    from sqlmodel import Session, select
+
+    from pbem.mail.reading import sender_and_subject
+    from pbem.store.mail_records import InboundMail
+
+    office = PostOffice(config, LoadedDice(seed=1))
+    anna = Player(office, "anna@example.org", "Anna")
+    read = compose_mail(anna.sender, "backgammon@localhost", "Grüße – help", "help")
+    unreadable = compose_mail(anna.sender, "backgammon@localhost", "too deep", "roll")
+    unreadable["X-Long"] = "x" * 20_000  # a header field beyond the reader's limit
+    for message in (read, unreadable):
+        anna.post(message)
+    with Session(office.engine) as session:
+        rows = {row.message_id: row for row in session.exec(select(InboundMail)).all()}
+    for message in (read, unreadable):
+        row = rows[str(message["Message-ID"])]
+        assert (row.sender, row.subject) == sender_and_subject(message.as_bytes()) != ("", "")
+    assert rows[str(read["Message-ID"])].subject == "Grüße – help"
+    assert rows[str(unreadable["Message-ID"])].reason.startswith("unreadable mail")
