@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from pbem.rules.position import BAR, Position
+from pbem.rules.position import BAR, Position, unchecked_position
 
 Step = tuple[int, int]
 Play = tuple[Step, ...]
@@ -128,14 +128,6 @@ def _dice_text(dice: Sequence[int]) -> str:
 # --- applying steps ---------------------------------------------------------------------------
 
 
-def _trusted(mover: tuple[int, ...], opponent: tuple[int, ...]) -> Position:
-    """A Position without re-validation: moving checkers of a valid position keeps it valid."""
-    position = object.__new__(Position)
-    object.__setattr__(position, "mover", mover)
-    object.__setattr__(position, "opponent", opponent)
-    return position
-
-
 def apply_step(position: Position, step: Step) -> Position:
     """Move one checker; a single opponent checker on the landing point goes to their bar.
 
@@ -157,7 +149,7 @@ def apply_step(position: Position, step: Step) -> Position:
             opponent[24 - target] = 0
             opponent[BAR] += 1
         mover[target - 1] += 1
-    return _trusted(tuple(mover), tuple(opponent))
+    return unchecked_position(tuple(mover), tuple(opponent))
 
 
 def apply_play(position: Position, play: Sequence[Step]) -> Position:
@@ -263,7 +255,7 @@ def _legal_plays(position: Position, dice: tuple[int, int]) -> dict[Position, Pl
     kept = [entry for entry in found.values() if entry[0] == best]
     if best == 1 and not doubles and any(entry[1] == high for entry in kept):
         kept = [entry for entry in kept if entry[1] == high]
-    return {_trusted(entry[3], entry[4]): _natural_order(entry[2]) for entry in kept}
+    return {unchecked_position(entry[3], entry[4]): _natural_order(entry[2]) for entry in kept}
 
 
 @dataclass(frozen=True, slots=True)

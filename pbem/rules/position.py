@@ -49,7 +49,7 @@ class Position:
 
     def swap(self) -> Position:
         """The same board seen from the other player (used when the turn passes)."""
-        return Position(self.opponent, self.mover)
+        return unchecked_position(self.opponent, self.mover)
 
     @property
     def mover_off(self) -> int:
@@ -74,6 +74,16 @@ class Position:
     def mover_can_bear_off(self) -> bool:
         """True when all the mover's checkers are in the home board (points 1-6) or off."""
         return all_home(self.mover)
+
+
+def unchecked_position(mover: Side, opponent: Side) -> Position:
+    """A Position without the checks of ``__post_init__``, for the rules core's own steps: the
+    other side's view or checkers moved of a valid position is valid (replaying a game makes
+    thousands of them)."""
+    position = object.__new__(Position)
+    object.__setattr__(position, "mover", mover)
+    object.__setattr__(position, "opponent", opponent)
+    return position
 
 
 def pip_count(side: Side) -> int:

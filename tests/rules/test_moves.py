@@ -429,6 +429,10 @@ def test_plays_conserve_checkers_and_reach_their_position(position: Position, di
             1 for a, b in zip(position.opponent[:24], reached.opponent[:24]) if a == 1 and b == 0
         )
         assert apply_play(position, play) == reached
+        # The other side's view, made without the checks, is the checked one.
+        swapped = reached.swap()
+        assert swapped == Position(reached.opponent, reached.mover) and hash(swapped) == hash(
+            Position(reached.opponent, reached.mover)) and swapped.swap() == reached
 
 
 @settings(max_examples=100, deadline=None)
