@@ -248,8 +248,9 @@ class MailPipeline:
             hold_answers_until(session, now + OWN_ANSWER_LEASE)
             self.handler(session, raw, inbound)
             inbound.processed_at = now
-            if not (inbound.sender or inbound.subject):
-                inbound.sender, inbound.subject = sender_and_subject(raw)
+            if not (inbound.sender and inbound.subject):
+                sender, subject = sender_and_subject(raw)
+                inbound.sender, inbound.subject = inbound.sender or sender, inbound.subject or subject
             _keep_record(session, inbound)
             queued = queued_mails(session)
         answers = [ClaimedMail(mail.id, mail.message_id, mail.sender, mail.recipients, mail.raw, 0,

@@ -94,6 +94,17 @@ def test_a_mail_is_applied_answered_and_marked_done(pipeline, engine, config):
     assert outbound_rows(engine)[0].sent_at is not None
 
 
+def test_the_record_takes_from_the_header_what_the_handler_left_empty(pipeline, engine, config):
+    def sets_the_sender_only(session, raw, inbound):
+        inbound.sender = "read@example.org"
+
+    pipeline.handler = sets_the_sender_only
+    deliver(config.inbox_dir, "1.a", mail("hi"))
+    asyncio.run(pipeline.read_inbox())
+    [row] = inbound_rows(engine)
+    assert (row.sender, row.subject) == ("read@example.org", "hello")
+
+
 def test_the_same_mail_twice_is_applied_once(pipeline, engine, config):
     deliver(config.inbox_dir, "1.a", mail("once"))
     deliver(config.inbox_dir, "2.a", mail("once"))
