@@ -241,16 +241,13 @@ class MailPipeline:
             if (settled := _settled(found, message_id)) is not None:
                 return settled
             # A mail read before is loaded as an object only when the operator requeued it.
-            inbound = (InboundMail(message_id=message_id, raw=raw, received_at=self.clock()) if found is None
-                       else session.get_one(InboundMail, found.id))
+            inbound = self._new_inbound(raw, message_id) if found is None else session.get_one(InboundMail, found.id)
             inbound.state, inbound.reason = InboundState.APPLIED, ""
             now = self.clock()
             hold_answers_until(session, now + OWN_ANSWER_LEASE)
             self.handler(session, raw, inbound)
             inbound.processed_at = now
-            if not (inbound.sender and inbound.subject):
-                sender, subject = sender_and_subject(raw)
-                inbound.sender, inbound.subject = inbound.sender or sender, inbound.subject or subject
+            _fill_from_header(inbound, raw)
             _keep_record(session, inbound)
             queued = queued_mails(session)
         answers = [ClaimedMail(mail.id, mail.message_id, mail.sender, mail.recipients, mail.raw, 0,
@@ -268,15 +265,16 @@ class MailPipeline:
             inbound = self._find_inbound(session, message_id)
             if (settled := _settled(inbound, message_id)) is not None:
                 return settled
-            inbound = inbound or self._new_inbound(raw, message_id)
+            if inbound is None:
+                inbound = self._new_inbound(raw, message_id)
+                _fill_from_header(inbound, raw)
             inbound.state, inbound.reason, inbound.processed_at = InboundState.FAILED, reason, self.clock()
             session.add(inbound)
         return InboxResult(Outcome.FAILED, message_id, reason)
 
     def _new_inbound(self, raw: bytes, message_id: str) -> InboundMail:
-        sender, subject = sender_and_subject(raw)
-        return InboundMail(message_id=message_id, sender=sender, subject=subject, raw=raw,
-                           received_at=self.clock())
+        """A new mail's record, its sender and subject still empty (see :data:`Handler`)."""
+        return InboundMail(message_id=message_id, raw=raw, received_at=self.clock())
 
     def _is_processed(self, message_id: str) -> bool:
         with session_scope(self.engine) as session:
@@ -511,6 +509,13 @@ _SENT = (update(OutboundMail).where(col(OutboundMail.id) == bindparam("row"))
 _NOT_SENT = (update(OutboundMail).where(col(OutboundMail.id) == bindparam("row"))
              .values(attempts=col(OutboundMail.attempts) + 1, last_error=bindparam("error"),
                      next_attempt_at=bindparam("next")))
+
+
+def _fill_from_header(inbound: InboundMail, raw: bytes) -> None:
+    """The record's sender and subject, from the raw header, where they are still empty."""
+    if not (inbound.sender and inbound.subject):
+        sender, subject = sender_and_subject(raw)
+        inbound.sender, inbound.subject = inbound.sender or sender, inbound.subject or subject
 
 
 def _keep_record(session: Session, inbound: InboundMail) -> None:

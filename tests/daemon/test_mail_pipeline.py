@@ -134,6 +134,7 @@ def test_a_handler_exception_shunts_the_mail_and_the_rest_continues(pipeline, en
     assert "the handler exploded" in results[1].reason
     rows = {row.message_id: row for row in inbound_rows(engine)}
     assert rows["<b@x>"].state == InboundState.FAILED and "RuntimeError" in rows["<b@x>"].reason
+    assert (rows["<b@x>"].sender, rows["<b@x>"].subject) == ("alice@example.org", "hello")
     assert len(outbound_rows(engine)) == 2  # nothing of the failed mail's work survived
     assert [p.name for p in files(config.inbox_dir / FAILED_FOLDER)] == ["2.a"]
     assert len(files(config.inbox_dir / DONE_FOLDER)) == 2
