@@ -18,6 +18,7 @@ from pbem.rules.prizes import Prize
 from pbem.rules.scoring import Score
 from pbem.store.db import utc_now
 from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player, Seat
+from pbem.store.row_writes import write_changes
 from pbem.store.watching import MatchWatch
 
 
@@ -42,12 +43,14 @@ class Table:
         return cls(record, (seat_0, seat_1), (player_0, player_1), Score.from_dict(record.score), game)
 
     def save(self, session: Session) -> None:
+        """Write the match and its seats: what changed of them now, with one UPDATE each
+        (:func:`~pbem.store.row_writes.write_changes`); a new one is left to the ORM's flush."""
         self.record.score = self.score.to_dict()
         self.record.game = self.game.to_dict() if self.game is not None else None
         self.record.updated_at = utc_now()
-        session.add(self.record)
-        for seat in self.seats:
-            session.add(seat)
+        for row in (self.record, *self.seats):
+            if not write_changes(session, row):
+                session.add(row)
 
     @property
     def id(self) -> int:
