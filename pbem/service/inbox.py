@@ -6,7 +6,9 @@ are stored together or not at all.  The order of the work:
 
 1. read the mail within bounded work (sender, game token, new text); never answer automatic
    or unreadable mail, and read nothing but the header of a mail over ``max_mail_bytes``;
-2. find the game by the reply token, and make sure the token belongs to the sender;
+2. find the game by the reply token (the match locked, its seats and players read with it:
+   the token holder's mail needs no statement of its own for its sender), and make sure the
+   token belongs to the sender;
 3. recognise a reply to an older mail of the game (by In-Reply-To, else by the newest of the
    game's mails its References name): it may not change the game;
 4. run the commands in the order written: help, board, games and ratings once per mail;
@@ -118,14 +120,15 @@ def handle_mail(
     if invitations.is_service_address(mail.sender, config.service.address):
         inbound.state, inbound.reason = InboundState.IGNORED, "mail from the service itself"
         return
-    sender = invitations.player_for(session, mail.sender)
+    named = None if mail.too_large else _named_table(session, mail)
+    sender = _seated_sender(named, mail.sender) or invitations.player_for(session, mail.sender)
     talk = Conversation(session, config, sender, Answering(mail.message_id, tuple(mail.references)), dice,
                         now or utc_now(), written_language=_language_of(mail))
     if mail.too_large:
         inbound.raw = refused_copy(raw)
         talk.say_template(Notice.TOO_LARGE, limit=config.limits.max_mail_bytes // 1000)
     else:
-        _run(talk, mail)
+        _run(talk, mail, named)
     if len(talk.news) == 1:  # the mail was about one match: its text is kept while that match runs
         inbound.match_id = next(iter(talk.news))
     send_letters(talk)
@@ -202,8 +205,8 @@ def _our_text(session: Session, service_address: str, message_ids: Sequence[str]
     return None
 
 
-def _run(talk: Conversation, mail: IncomingMail) -> None:
-    found = _find_table(talk, mail)
+def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None) -> None:
+    found = _find_table(talk, mail, named)
     table, seat = found if found else (None, None)
     confirmation = _confirmation(talk, mail) if found is None else None
     stale = found is not None and _answers_older_mail(mail, *found)
@@ -351,28 +354,47 @@ def _tokens_of(session: Session, player: Player) -> list[str]:
     return list(session.exec(select(Seat.token).where(Seat.player_id == player.id)).all())
 
 
-def _find_table(talk: Conversation, mail: IncomingMail) -> tuple[Table, int] | None:
-    """The game the mail answers, if its token is known and was given to the sender.
+def _named_table(session: Session, mail: IncomingMail) -> tuple[Table, int] | None:
+    """The match of the first of the mail's reply tokens that names one (locked, as
+    :func:`table_for_token` locks it) and the seat that token was given to; whose it is, is
+    :func:`_find_table`'s to judge."""
+    for token in mail.reply_tokens:
+        found = table_for_token(session, token)
+        if found is not None:
+            return found
+    return None
+
+
+def _seated_sender(named: tuple[Table, int] | None, address: str) -> Player | None:
+    """The player of the seat the mail's token names, when the mail comes from their address:
+    the sender's row is then read with the match, not by a statement of its own."""
+    if named is None:
+        return None
+    player = named[0].players[named[1]]
+    return player if player.address == address.lower() else None
+
+
+def _find_table(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None) -> tuple[Table, int] | None:
+    """The game the mail answers (``named``: see :func:`_named_table`), if its token was given
+    to the sender.
 
     A token that belongs to somebody else (a forwarded mail, a forged sender, a guess) finds
     nothing: the mail is answered as if it named no game, and nothing of that game changes.
     """
-    for token in mail.reply_tokens:
-        found = table_for_token(talk.session, token)
-        if found is None:
-            continue
-        table, seat = found
-        if table.players[seat].id == talk.sender.id:
-            for answered in _answered_game_mails(mail):
-                if answered.token != token:
-                    other = table_for_token(talk.session, answered.token)
-                    if other is not None and other[0].players[other[1]].id == talk.sender.id:
-                        talk.say_template(Notice.TWO_GAMES_NAMED)  # answers one game, addressed to another
-                        return None
-            return table, seat
-        log.warning("token of match %s used by %s, who does not hold it", table.id, talk.sender.address)
-        talk.say_template(Notice.FOREIGN_TOKEN)
+    if named is None:
         return None
+    table, seat = named
+    token = table.token(seat)
+    if table.players[seat].id == talk.sender.id:
+        for answered in _answered_game_mails(mail):
+            if answered.token != token:
+                other = table_for_token(talk.session, answered.token)
+                if other is not None and other[0].players[other[1]].id == talk.sender.id:
+                    talk.say_template(Notice.TWO_GAMES_NAMED)  # answers one game, addressed to another
+                    return None
+        return table, seat
+    log.warning("token of match %s used by %s, who does not hold it", table.id, talk.sender.address)
+    talk.say_template(Notice.FOREIGN_TOKEN)
     return None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from sqlalchemy import event
 from post_office import prose_of, Player, PostOffice, acts, check_answers, refused, text_of, token_of
 
 from pbem.mail.local_client import compose_mail, compose_reply
@@ -43,6 +44,28 @@ def test_a_token_from_another_address_changes_nothing(game):
     # even the opponent cannot act with Ben's token: it is Ben's alone
     anna_forged = compose_reply(anna.sender, bens_mail, "double")
     unchanged(office, anna, anna_forged, "a game that you do not play")
+
+
+def test_the_token_holder_is_read_with_the_match_and_anyone_else_by_address(game):
+    """The sender of a mail whose token is theirs is the seat's player, read with the match (no
+    statement of its own), also when their address is written in capitals; a mail with someone
+    else's token is still its sender's, read by address, and changes nothing."""
+    office, anna, ben, carl = game
+    sent_statements: list[str] = []
+
+    def keep(_connection, _cursor, statement, *_) -> None:
+        sent_statements.append(" ".join(statement.split()))
+
+    event.listen(office.engine, "before_cursor_execute", keep)
+    try:
+        roll = compose_reply("Ben <BEN@Example.ORG>", ben.last, "roll")
+        ben.post(roll)
+        by_address = [statement for statement in sent_statements if "FROM players WHERE players.address" in statement]
+        assert by_address == [] and office.table().game.dice is not None
+        unchanged(office, carl, compose_reply(carl.sender, ben.last, "double"), "a game that you do not play")
+        assert any("FROM players WHERE players.address" in statement for statement in sent_statements)
+    finally:
+        event.remove(office.engine, "before_cursor_execute", keep)
 
 
 def test_a_guessed_token_changes_nothing(game):
