@@ -30,18 +30,24 @@ _OLD_VERSION = "pbem_old_version"
 def write_changes(session: Session, row: SQLModel) -> bool:
     """Write the columns of ``row`` changed since it was loaded, now, and mark them committed.
 
-    False for a row the ORM must write itself: one not yet in the database (pending), or deleted
-    in this session; nothing is written then.
+    False for a row the ORM must write itself, and nothing is written then: one not yet in the
+    database (pending), deleted in this session, held by another session, with its key or version
+    unloaded (expired), or with an attribute other than a column changed.
+
+    As with any write, a list or dict changed in place afterwards is not seen (the ORM does not
+    track JSON in place either: the service replaces them); a row written twice in a transaction
+    counts its version up twice.
     """
     state: InstanceState[Any] = inspect(row)
-    if not state.persistent or row in session.deleted:
+    if not state.persistent or state.session is not session or row in session.deleted:
         return False
     mapper = state.mapper
     version = mapper.version_id_col
     version_key = None if version is None else mapper.get_property_by_column(version).key
-    dict_, columns = state.dict, _column_keys(mapper)
-    if not all(key in dict_ and key in columns for key in state.committed_state):
-        return False  # an attribute unloaded or a relationship changed: the ORM knows what to do
+    dict_, columns, keys = state.dict, _column_keys(mapper), _identity_keys(mapper)
+    if not all(key in dict_ and key in columns for key in state.committed_state) or not all(
+            key in dict_ for key in keys) or (version_key is not None and version_key not in dict_):
+        return False  # something unloaded or not a column: the ORM knows what to do
     changed = tuple(sorted(key for key, old in state.committed_state.items() if key != version_key and old != dict_[key]))
     if changed:
         _update_row(session, state, changed, version_key)
@@ -54,7 +60,7 @@ def _update_row(session: Session, state: InstanceState[Any], changed: tuple[str,
     mapper: Mapper[Any] = state.mapper
     values = {key: state.dict[key] for key in changed}
     parameters: dict[str, Any] = dict(values)
-    identity = mapper.primary_key_from_instance(state.obj())
+    identity = tuple(state.dict[key] for key in _identity_keys(mapper))
     for column, value in zip(mapper.primary_key, identity):
         parameters[f"pk_{column.key}"] = value
     if version_key is not None:
@@ -76,6 +82,11 @@ def _update_row(session: Session, state: InstanceState[Any], changed: tuple[str,
 @lru_cache(maxsize=64)
 def _column_keys(mapper: Mapper[Any]) -> frozenset[str]:
     return frozenset(attribute.key for attribute in mapper.column_attrs)
+
+
+@lru_cache(maxsize=64)
+def _identity_keys(mapper: Mapper[Any]) -> tuple[str, ...]:
+    return tuple(mapper.get_property_by_column(column).key for column in mapper.primary_key)
 
 
 @lru_cache(maxsize=64)

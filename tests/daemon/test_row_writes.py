@@ -121,3 +121,23 @@ def test_a_new_or_deleted_row_is_left_to_the_orm(engine: Engine, statements: lis
         statements.clear()
         assert not write_changes(session, pending) and not write_changes(session, deleted)
         assert statements == []
+
+
+def test_a_row_with_its_version_unloaded_or_of_another_session_is_left_to_the_orm(engine: Engine) -> None:
+    match_id = _new_match(engine, "ffff")
+    other = Session(engine, expire_on_commit=False)
+    try:
+        elsewhere = other.get_one(MatchRecord, match_id)
+        elsewhere.game_number = 9
+        with session_scope(engine) as session:
+            assert not write_changes(session, elsewhere)  # the session that holds it writes it, or nobody
+            record = session.get_one(MatchRecord, match_id)
+            session.expire(record, ["version"])
+            record.game_number = 5
+            assert not write_changes(session, record)
+            session.add(record)
+    finally:
+        other.close()
+    with session_scope(engine) as session:
+        record = session.get_one(MatchRecord, match_id)
+        assert (record.version, record.game_number) == (2, 5)
