@@ -2,7 +2,7 @@
 
     python bench/mail_bench.py [--games 10] [--rounds 4] [--latency-moves 20] [--seed 1]
                                [--reviews 10] [--reviews-in-thread] [--database postgresql]
-                               [--small]
+                               [--whole-games 10] [--profile] [--daemon-core N] [--small]
 
 Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
 (tests/mail_server/mail_servers.py), started privately on loopback ports.
@@ -35,6 +35,12 @@ Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
   server and the players) and the whole machine's; and from that what the machine allows two
   daemons at most: every round waits once for Dovecot's IDLE notice, and the rest cannot go faster
   than all cores busy with the CPU the moves need.
+
+- whole games (the CPU per mail of issue 23, on either database): `--whole-games` single games
+  played to the end by one daemon with the default settings, as /proc counts its process
+  (`--profile`: sampled by py-spy beside it). `--daemon-core N` pins the daemon to core N alone
+  and this bench, Dovecot and PostgreSQL to the other cores: on the 2-core development machine
+  the daemon otherwise shares both cores with them, which costs it 1 to 2 ms a mail.
 
 Dovecot reports new mail to an IDLE session about half a second after it arrives, so that is
 the floor of the latency, and of every round.
@@ -191,12 +197,20 @@ def main() -> None:
                         help="single games played to the end by one `pbem serve` for the CPU per mail (default 10)")
     parser.add_argument("--profile", action="store_true",
                         help="sample the daemon with py-spy while it plays the whole games, and print where its CPU went")
+    parser.add_argument("--daemon-core", type=int, metavar="N",
+                        help="whole games with the daemon pinned to core N (taskset) and this bench, Dovecot and "
+                        "PostgreSQL on the other cores: the daemon's figure without sharing its cores")
     parser.add_argument("--small", action="store_true",
                         help="a quick run that only shows the bench works (CI): 2 games, 1 round, 2 moves timed, "
-                        "no reviews")
+                        "no reviews, the daemon of the whole games on a core of its own where there are two")
     args = parser.parse_args()
     if args.small:
         args.games, args.rounds, args.latency_moves, args.reviews, args.whole_games = 2, 1, 2, 0, 1
+    cores = sorted(os.sched_getaffinity(0))
+    if args.daemon_core is not None and (args.daemon_core not in cores or len(cores) < 2):
+        parser.error(f"--daemon-core must be one of the cores {cores}, and another must be left")
+    if args.small and args.database == "sqlite" and args.daemon_core is None and len(cores) >= 2:
+        args.daemon_core = cores[-1]  # so that CI runs the pinning too
     if args.database == "postgresql":
         several_daemons(args.games, args.rounds)
         server = PostgresServer()
@@ -207,20 +221,24 @@ def main() -> None:
             server.stop()
     else:
         one_daemon(args)
-        whole_games(None, args.whole_games, args.profile, args.small)
+        whole_games(None, args.whole_games, args.profile, args.small, args.daemon_core)
 
 
-def whole_games(database: str | None, games: int, profile: bool, small: bool = False) -> None:
+def whole_games(database: str | None, games: int, profile: bool, small: bool = False,
+                daemon_core: int | None = None) -> None:
     """The CPU a mail costs `pbem serve` with default settings: whole single games by mail
     (invitation, acceptance, every roll and move, the end with its review), as /proc counts the
     daemon's own process, its review worker apart; after one game played first, so that what a
     daemon does once (imports, templates, fonts) is not counted.  `small` (CI): two rounds of
-    moves only, without the game played first or the reviews."""
+    moves only, without the game played first or the reviews.  With `daemon_core`, the daemon
+    runs on that core alone and this process, Dovecot and the rest on the other cores."""
     rounds = 2 if small else 10**6
+    if daemon_core is not None:  # before the mail servers start: they inherit it
+        os.sched_setaffinity(0, set(os.sched_getaffinity(0)) - {daemon_core})
     with mail_servers() as (dovecot, smtp), scratch_dir() as scratch:
         path = write_config(scratch, dovecot, smtp, database=database)
         office = LivePostOffice(load_config(path), dovecot, smtp)
-        with serving(path, 1, scratch) as pids:
+        with serving(path, 1, scratch, None if daemon_core is None else [daemon_core]) as pids:
             meter = CpuMeter(pids)
             if not small:
                 play_rounds(office, start_games(office, 1, terms=""), rounds)
@@ -234,8 +252,9 @@ def whole_games(database: str | None, games: int, profile: bool, small: bool = F
             mails = len(office.delivered_at) - mails_before
         kind = "PostgreSQL" if database else "SQLite (the default)"
         daemon_ms = 1000 * spent["daemons"] / mails
+        placed = "" if daemon_core is None else f", on core {daemon_core} alone (taskset; the rest on the others)"
         print(f"whole games: {games} single games by mail on {kind}, {mails} player mails (invitations and "
-              f"acceptances included), one `pbem serve` with default settings:")
+              f"acceptances included), one `pbem serve` with default settings{placed}:")
         print(f"             the daemon's process {daemon_ms:.1f} ms CPU per mail applied (/proc; goal: at most 15), "
               f"{1000 / daemon_ms:.0f} mails per CPU-second; its review worker {1000 * spent['reviews'] / games:.0f} ms "
               f"CPU per game reviewed (plies of the defaults)")
