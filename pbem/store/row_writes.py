@@ -3,8 +3,10 @@
 A mail's transaction changes the same three rows every time: its match and the match's two
 seats.  The ORM's flush of them at commit took 0.9 ms of the 15 a mail may cost (it builds a
 unit of work, sorts it, and makes a new UPDATE statement per row); the changed columns of each
-row written by one prebuilt UPDATE (kept per table and set of columns) take about a third of
-that.  The row is then marked committed as a flush marks it, so the commit writes nothing twice.
+row written by one prebuilt UPDATE (kept per table and set of columns) take about half of that.
+The row is then marked committed as a flush marks it, so the commit writes nothing twice (with
+SQLAlchemy's ``InstanceState._commit_all``, what its own flush calls: no public call does it;
+``tests/daemon/test_row_writes.py`` fails if a release changes what it does).
 
 The same checks as the ORM's: only the columns that changed are written (a column another
 transaction changed is not overwritten with what this one read), and a row with a version
