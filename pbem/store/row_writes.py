@@ -16,6 +16,7 @@ exactly as the flush would raise it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -43,52 +44,68 @@ def write_changes(session: Session, row: SQLModel) -> bool:
     state: InstanceState[Any] = inspect(row)
     if not state.persistent or state.session is not session or row in session.deleted:
         return False
-    mapper = state.mapper
-    version = mapper.version_id_col
-    version_key = None if version is None else mapper.get_property_by_column(version).key
-    dict_, columns, keys = state.dict, _column_keys(mapper), _identity_keys(mapper)
-    if not all(key in dict_ and key in columns for key in state.committed_state) or not all(
-            key in dict_ for key in keys) or (version_key is not None and version_key not in dict_):
+    shape, dict_ = _shape(state.mapper), state.dict
+    if not all(key in dict_ and key in shape.columns for key in state.committed_state) or not all(
+            key in dict_ for key in shape.needed):
         return False  # something unloaded or not a column: the ORM knows what to do
-    changed = tuple(sorted(key for key, old in state.committed_state.items() if key != version_key and old != dict_[key]))
+    changed = tuple(sorted(key for key, old in state.committed_state.items()
+                           if key != shape.version_key and old != dict_[key]))
     if changed:
-        _update_row(session, state, changed, version_key)
+        _update_row(session, shape, dict_, changed)
     if state.modified:  # as a flush leaves it: clean, nothing left to write (also when set to equal values)
         state._commit_all(dict_, session.identity_map)
     return True
 
 
-def _update_row(session: Session, state: InstanceState[Any], changed: tuple[str, ...], version_key: str | None) -> None:
-    mapper: Mapper[Any] = state.mapper
-    values = {key: state.dict[key] for key in changed}
-    parameters: dict[str, Any] = dict(values)
-    identity = tuple(state.dict[key] for key in _identity_keys(mapper))
-    for column, value in zip(mapper.primary_key, identity):
-        parameters[f"pk_{column.key}"] = value
-    if version_key is not None:
-        parameters[_OLD_VERSION] = state.dict[version_key]
-        values[version_key] = parameters[version_key] = state.dict[version_key] + 1
+@dataclass(frozen=True)
+class _Shape:
+    """What writing a row of one mapped table needs of its mapper, found once."""
+
+    table: Table
+    columns: dict[str, str]
+    """Attribute key → column name, for every column."""
+    identity: tuple[tuple[str, str], ...]
+    """(attribute key, column name) of the primary key's columns."""
+    version_key: str | None
+    version_column: str | None
+
+    @property
+    def needed(self) -> tuple[str, ...]:
+        """The attributes an UPDATE finds the row by."""
+        return tuple(key for key, _ in self.identity) + ((self.version_key,) if self.version_key else ())
+
+
+@lru_cache(maxsize=64)
+def _shape(mapper: Mapper[Any]) -> _Shape:
     table = mapper.local_table
     assert isinstance(table, Table)
-    columns = tuple((key, mapper.get_property(key).columns[0].name) for key in values)
-    version_column = None if mapper.version_id_col is None else mapper.version_id_col.name
+    version = mapper.version_id_col
+    return _Shape(
+        table=table,
+        columns={attribute.key: attribute.columns[0].name for attribute in mapper.column_attrs},
+        identity=tuple((mapper.get_property_by_column(column).key, column.name) for column in mapper.primary_key),
+        version_key=None if version is None else mapper.get_property_by_column(version).key,
+        version_column=None if version is None else version.name,
+    )
+
+
+def _update_row(session: Session, shape: _Shape, dict_: dict[str, Any], changed: tuple[str, ...]) -> None:
+    values = {key: dict_[key] for key in changed}
+    parameters: dict[str, Any] = dict(values)
+    identity = tuple(dict_[key] for key, _ in shape.identity)
+    for (_, column), value in zip(shape.identity, identity):
+        parameters[f"pk_{column}"] = value
+    if shape.version_key is not None:
+        parameters[_OLD_VERSION] = dict_[shape.version_key]
+        values[shape.version_key] = parameters[shape.version_key] = dict_[shape.version_key] + 1
+    statement = _update(shape.table, tuple((key, shape.columns[key]) for key in values), shape.version_column)
     # On the session's connection, past its ORM layer: no autoflush (it would write the row itself,
     # with the version this UPDATE expects) and a fifth of the cost.
-    result = session.connection().execute(_update(table, columns, version_column), parameters)
+    result = session.connection().execute(statement, parameters)
     if result.rowcount != 1:
-        raise StaleDataError(f"UPDATE of {table.name} {identity} matched {result.rowcount} rows, not 1: "
+        raise StaleDataError(f"UPDATE of {shape.table.name} {identity} matched {result.rowcount} rows, not 1: "
                              "another transaction changed or deleted it meanwhile")
-    state.dict.update(values)
-
-
-@lru_cache(maxsize=64)
-def _column_keys(mapper: Mapper[Any]) -> frozenset[str]:
-    return frozenset(attribute.key for attribute in mapper.column_attrs)
-
-
-@lru_cache(maxsize=64)
-def _identity_keys(mapper: Mapper[Any]) -> tuple[str, ...]:
-    return tuple(mapper.get_property_by_column(column).key for column in mapper.primary_key)
+    dict_.update(values)
 
 
 @lru_cache(maxsize=64)
@@ -96,7 +113,7 @@ def _update(table: Table, columns: tuple[tuple[str, str], ...], version_column: 
     """The UPDATE of ``columns`` (attribute key, column name) of one row of ``table``, found by
     its primary key (and its version): built once per set of columns, so that SQLAlchemy finds
     its compiled form at once."""
-    condition = and_(*(column == bindparam(f"pk_{column.key}") for column in table.primary_key.columns))
+    condition = and_(*(column == bindparam(f"pk_{column.name}") for column in table.primary_key.columns))
     if version_column is not None:
         condition = and_(condition, table.c[version_column] == bindparam(_OLD_VERSION))
     return update(table).where(condition).values({table.c[name]: bindparam(key) for key, name in columns})
