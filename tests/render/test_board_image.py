@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import random
+import zlib
 
 import pytest
 from PIL import Image, ImageDraw
@@ -205,3 +206,33 @@ def test_a_part_that_cannot_be_drawn_leaves_the_canvas_as_the_empty_board() -> N
     with pytest.raises(KeyError):
         bi.draw_board_png(view, "en")
     assert bi._canvas(Numbering.OWN).tobytes() == bi._background(Numbering.OWN).tobytes()
+
+
+@pytest.mark.parametrize("size", [(bi.WIDTH, bi.HEIGHT), (1, 1), (3, bi._BAND), (5, 2 * bi._BAND + 1), (7, bi._BAND - 1)])
+def test_the_png_holds_the_pictures_pixels_and_palette_and_nothing_else(size: tuple[int, int]) -> None:
+    """Our PNG framing around ISA-L's deflate, read back by Pillow's own decoder and Python's
+    zlib: the same pixels and palette as the PNG Pillow writes, and only the four chunks
+    (no metadata), with the CRCs a reader checks. Sizes around the bands of rows deflated at once."""
+    rng = random.Random(size[0])
+    image = Image.new("RGB", size)
+    image.putdata([rng.choice([bi._PAPER, bi._INK, bi._FELT, bi._MARK, (123, 45, 67)]) for _ in range(size[0] * size[1])])
+    indexed = bi._indexed(image)
+    ours = bi._png(indexed)
+    pillows = io.BytesIO()
+    indexed.save(pillows, format="PNG")
+    read, theirs = Image.open(io.BytesIO(ours)), Image.open(pillows)
+    read.load()  # Pillow's decoder checks the CRCs of what it reads
+    assert (read.mode, read.size, read.info) == ("P", size, {})
+    assert read.tobytes() == theirs.tobytes() == indexed.tobytes()
+    assert read.getpalette() == theirs.getpalette() == indexed.getpalette()
+    chunks, at = [], len(b"\x89PNG\r\n\x1a\n")
+    while at < len(ours):
+        length = int.from_bytes(ours[at:at + 4], "big")
+        kind, data = ours[at + 4:at + 8], ours[at + 8:at + 8 + length]
+        assert int.from_bytes(ours[at + 8 + length:at + 12 + length], "big") == zlib.crc32(kind + data)
+        chunks.append((kind, data))
+        at += 12 + length
+    assert [kind for kind, _ in chunks] == [b"IHDR", b"PLTE", b"IDAT", b"IEND"]
+    rows = zlib.decompress(chunks[2][1])
+    assert rows == b"".join(b"\0" + indexed.tobytes()[y * size[0]:(y + 1) * size[0]] for y in range(size[1]))
+
