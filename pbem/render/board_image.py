@@ -231,7 +231,7 @@ def _caption_tile(part: Part) -> Image.Image:
     if colour is not None:
         fill, rim = _CHECKERS[colour]
         draw.ellipse((8, y - 9, 26, y + 9), fill=fill, outline=rim, width=2)
-    _write(draw, (8 if line == 0 else 34, y), text, 16)
+    draw.text((8 if line == 0 else 34, y), text, fill=_INK, font=_font(16), anchor="lm")
     return _indexed(image)
 
 
@@ -473,27 +473,6 @@ def _caption_texts(view: BoardView, language: str) -> dict[object, str | None]:
         "score": str(module.score(view.score, viewer, opponent)).strip(),
         "last": None if last is None else str(module.last_move(opponent, last)).strip(),
     }
-
-
-TEXTS_KEPT = 1024
-"""How many rendered caption lines are kept: a score or a player's line shows on many pictures."""
-
-
-def _write(draw: ImageDraw.ImageDraw, at: tuple[int, int], text: str, size: int) -> None:
-    """``text`` in ink on paper, its left middle at ``at``, from a kept rendering of its glyphs:
-    the same pixels as drawing it there, without rasterising the line again."""
-    mask, offset = _glyphs(text, size)
-    draw.bitmap((at[0] + offset[0], at[1] + offset[1]), mask, fill=_INK)
-
-
-@lru_cache(maxsize=TEXTS_KEPT)
-def _glyphs(text: str, size: int) -> tuple[Image.Image, tuple[int, int]]:
-    """The coverage of each pixel by the text (an "L" mask) and where its corner lies from the anchor."""
-    font = _font(size)
-    left, top, right, bottom = (int(edge) for edge in font.getbbox(text, anchor="lm"))
-    mask = Image.new("L", (max(right - left, 1), max(bottom - top, 1)), 0)
-    ImageDraw.Draw(mask).text((-left, -top), text, fill=255, font=font, anchor="lm")
-    return mask, (left, top)
 
 
 def _indexed(image: Image.Image) -> Image.Image:

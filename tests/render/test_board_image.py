@@ -160,13 +160,16 @@ def _drawn_whole(view, language: str) -> bytes:
         bi._dice(image, view.dice, colours[view.turn], right=view.turn is Who.VIEWER)
     bi._cube(draw, bi.cube_corner(view, home_on_top), bi.shown_cube_value(view), view.cube_offered is not None)
     captions = bi._caption_texts(view, language)
-    bi._write(draw, (8, bi.LINE // 2), str(captions["score"]), 16)
+    def write(at: tuple[int, int], text: object) -> None:
+        draw.text(at, str(text), fill=bi._INK, font=bi._font(16), anchor="lm")
+
+    write((8, bi.LINE // 2), captions["score"])
     for who, y in ((top, bi.LINE + bi.LINE // 2), (bottom, bi.HEIGHT - bi.LINE - bi.LINE // 2)):
         fill, rim = bi._CHECKERS[colours[who]]
         draw.ellipse((8, y - 9, 26, y + 9), fill=fill, outline=rim, width=2)
-        bi._write(draw, (34, y), str(captions[who]), 16)
+        write((34, y), captions[who])
     if captions["last"] is not None:
-        bi._write(draw, (34, bi.HEIGHT - bi.LINE // 2), str(captions["last"]), 16)
+        write((34, bi.HEIGHT - bi.LINE // 2), captions["last"])
     return bi._png(bi._indexed(image))
 
 
