@@ -7,9 +7,10 @@ checkers in the tray, the dice just rolled, the cube with its value beside its o
 counts and the opponent's last move (dashed rings where checkers left, amber rings on the
 checkers that arrived).  The captions come from ``templates/<language>/picture.txt``.
 
-The same view always gives the same bytes: the font is a fixed file (DejaVu Sans Bold, which
-``.ci/run`` installs, else the font Pillow ships), nothing depends on the time, and the PNG is
-written without metadata.  The parts that never change (the board with its points and labels,
+The same view always gives the same bytes on one machine: the font is a fixed file (DejaVu
+Sans Bold, which ``.ci/run`` installs, else the font Pillow ships), nothing depends on the time,
+and the PNG is written without metadata (its deflate, ISA-L's, picks its code by the CPU, so
+another machine may write other bytes for the same pixels).  The parts that never change (the board with its points and labels,
 anti-aliased checker and dice sprites) are drawn once per process; a fixed palette keeps the
 file near 30 kB.  A picture is the empty board in that palette with a kept tile pasted over
 each part that shows something (see :func:`draw_board_png`): about 1 ms, half of it the PNG's
@@ -504,26 +505,33 @@ def _png(indexed: Image.Image) -> bytes:
 
 
 _BAND = 64
-"""Rows deflated at a time: 41 kB, below glibc's threshold for memory of its own (128 kB), so
-the buffers are reused; the whole picture's 400 kB of rows at once may be mapped and faulted
-in afresh for every picture (up to 250 page faults, half a millisecond here)."""
+"""Rows copied at a time into the kept buffer of rows (see :func:`_deflated_rows`)."""
+_ROWS = threading.local()
+"""Each thread's buffer of a picture's rows, kept from picture to picture."""
 
 
 def _deflated_rows(indexed: Image.Image) -> bytes:
     """The picture's rows as one zlib stream, each row after its filter byte (0: none; a
-    palette picture is not filtered): a band of rows at a time is pasted one pixel right of
-    a column of zeros."""
+    palette picture is not filtered).
+
+    A band of rows at a time is pasted one pixel right of a column of zeros and copied into
+    a buffer the thread keeps; the buffer is deflated at once.  A new 400 kB buffer for every
+    picture is mapped afresh by glibc (some 250 page faults, half a millisecond on this VM), and
+    ISA-L fed the bands one by one (its streaming deflate) wrote other, equally valid bytes for
+    the same rows now and then (in about one process in ten of the tests); at once it writes
+    the same bytes every time."""
     width, height = indexed.size
-    compressor = isal_zlib.compressobj(1)
-    rows = Image.new("P", (width + 1, _BAND), 0)
-    parts = []
+    size = (width + 1) * height
+    rows: bytearray | None = getattr(_ROWS, "buffer", None)
+    if rows is None or len(rows) < size:
+        rows = _ROWS.buffer = bytearray(size)
+    band = Image.new("P", (width + 1, _BAND), 0)
     for top in range(0, height, _BAND):
         bottom = min(top + _BAND, height)
-        rows.paste(indexed.crop((0, top, width, bottom)), (1, 0))
-        band = rows if bottom - top == _BAND else rows.crop((0, 0, width + 1, bottom - top))
-        parts.append(compressor.compress(band.tobytes()))
-    parts.append(compressor.flush())
-    return b"".join(parts)
+        band.paste(indexed.crop((0, top, width, bottom)), (1, 0))
+        rows[top * (width + 1):bottom * (width + 1)] = (
+            band if bottom - top == _BAND else band.crop((0, 0, width + 1, bottom - top))).tobytes()
+    return isal_zlib.compress(memoryview(rows)[:size], 1)
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -6,6 +6,7 @@ import dataclasses
 import io
 import random
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from PIL import Image, ImageDraw
@@ -239,3 +240,19 @@ def test_the_png_holds_the_pictures_pixels_and_palette_and_nothing_else(size: tu
     rows = zlib.decompress(chunks[2][1])
     assert rows == b"".join(b"\0" + indexed.tobytes()[y * size[0]:(y + 1) * size[0]] for y in range(size[1]))
 
+
+
+def test_a_picture_gives_the_same_png_again_and_in_threads_at_once() -> None:
+    """Mails are answered in several threads, each deflating from a buffer of rows it keeps: the
+    same picture gives the same bytes again, in another order, and in four threads at once."""
+    base = hit_view(Numbering.OWN, Colour.WHITE)
+    pictures = []
+    for dice in [(a, b) for a in range(1, 7) for b in range(1, 7)]:
+        picture = Image.open(io.BytesIO(bi.draw_board_png(dataclasses.replace(base, dice=dice), "en")))
+        picture.load()
+        pictures.append(picture)
+    first = [bi._png(picture) for picture in pictures]
+    assert [bi._png(picture) for picture in reversed(pictures)] == first[::-1]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(5):
+            assert list(pool.map(bi._png, pictures)) == first
