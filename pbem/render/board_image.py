@@ -10,13 +10,13 @@ checkers that arrived).  The captions come from ``templates/<language>/picture.t
 The same view always gives the same bytes on one machine: the font is a fixed file (DejaVu
 Sans Bold, which ``.ci/run`` installs, else the font Pillow ships), nothing depends on the time,
 and the PNG is written without metadata (its deflate, ISA-L's, picks its code by the CPU, so
-another machine may write other bytes for the same pixels).  The parts that never change (the board with its points and labels,
-anti-aliased checker and dice sprites) are drawn once per process; a fixed palette keeps the
-file near 30 kB.  A picture is the empty board in that palette with a kept tile pasted over
-each part that shows something (see :func:`draw_board_png`): about 1 ms, half of it the PNG's
-deflate.  A picture once
-drawn is kept (a bounded LRU keyed on the whole view and the language: the position, the
-marks of the last move, dice, cube, score and names), so a board shown again costs nothing.
+another machine may write other bytes for the same pixels).  The parts that never change (the
+board with its points and labels, anti-aliased checker and dice sprites) are drawn once per
+process; a fixed palette keeps the file near 30 kB.  A picture is the empty board in that
+palette with a kept tile pasted over each part that shows something (see
+:func:`draw_board_png`): about 1.5 ms, a third of it the PNG.  A picture once drawn is kept
+(a bounded LRU keyed on the whole view and the language: the position, the marks of the last
+move, dice, cube, score and names), so a board shown again costs nothing.
 """
 
 from __future__ import annotations

@@ -216,7 +216,7 @@ def test_a_part_that_cannot_be_drawn_leaves_the_canvas_as_the_empty_board() -> N
 def test_the_png_holds_the_pictures_pixels_and_palette_and_nothing_else(size: tuple[int, int]) -> None:
     """Our PNG framing around ISA-L's deflate, read back by Pillow's own decoder and Python's
     zlib: the same pixels and palette as the PNG Pillow writes, and only the four chunks
-    (no metadata), with the CRCs a reader checks. Sizes around the bands of rows deflated at once."""
+    (no metadata), with the CRCs a reader checks. Sizes around the bands of rows copied at once."""
     rng = random.Random(size[0])
     image = Image.new("RGB", size)
     image.putdata([rng.choice([bi._PAPER, bi._INK, bi._FELT, bi._MARK, (123, 45, 67)]) for _ in range(size[0] * size[1])])
@@ -239,7 +239,6 @@ def test_the_png_holds_the_pictures_pixels_and_palette_and_nothing_else(size: tu
     assert [kind for kind, _ in chunks] == [b"IHDR", b"PLTE", b"IDAT", b"IEND"]
     rows = zlib.decompress(chunks[2][1])
     assert rows == b"".join(b"\0" + indexed.tobytes()[y * size[0]:(y + 1) * size[0]] for y in range(size[1]))
-
 
 
 def test_a_picture_gives_the_same_png_again_and_in_threads_at_once() -> None:
