@@ -12,10 +12,10 @@ The same view always gives the same picture: the font is a fixed file (DejaVu Sa
 written without metadata.  Its bytes may differ from one drawing to the next: ISA-L's deflate
 now and then picks other, equally valid matches for the same rows (and picks its code by the
 CPU).  The parts that never change (the board with its points and labels, anti-aliased checker
-and dice sprites) are drawn once per process; a fixed palette keeps the file near 30 kB.  A picture is the empty board in that
-palette with a kept tile pasted over each part that shows something (see
-:func:`draw_board_png`): about 1.5 ms, a third of it the PNG.  A picture once drawn is kept
-(a bounded LRU keyed on the whole view and the language: the position, the marks of the last
+and dice sprites) are drawn once per process; a fixed palette keeps the file near 30 kB.  A
+picture is the empty board in that palette with a kept tile pasted over each part that shows
+something (see :func:`draw_board_png`): about 1.5 ms, a third of it the PNG.  A picture once
+drawn is kept (a bounded LRU keyed on the whole view and the language: the position, the marks of the last
 move, dice, cube, score and names), so a board shown again costs nothing.
 """
 
