@@ -15,8 +15,8 @@ CPU).  The parts that never change (the board with its points and labels, anti-a
 and dice sprites) are drawn once per process; a fixed palette keeps the file near 30 kB.  A
 picture is the empty board in that palette with a kept tile pasted over each part that shows
 something (see :func:`draw_board_png`): about 1.5 ms, a third of it the PNG.  A picture once
-drawn is kept (a bounded LRU keyed on the whole view and the language: the position, the marks of the last
-move, dice, cube, score and names), so a board shown again costs nothing.
+drawn is kept (a bounded LRU keyed on the whole view and the language: the position, the
+marks of the last move, dice, cube, score and names), so a board shown again costs nothing.
 """
 
 from __future__ import annotations
