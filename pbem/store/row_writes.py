@@ -17,7 +17,7 @@ exactly as the flush would raise it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from sqlalchemy import Table, and_, bindparam, inspect, update
@@ -69,7 +69,7 @@ class _Shape:
     version_key: str | None
     version_column: str | None
 
-    @property
+    @cached_property
     def needed(self) -> tuple[str, ...]:
         """The attributes an UPDATE finds the row by."""
         return tuple(key for key, _ in self.identity) + ((self.version_key,) if self.version_key else ())
