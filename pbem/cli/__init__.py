@@ -71,7 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     send.add_argument("--reply-to", type=Path, metavar="FILE", help="a mail from the outbox to answer")
     send.add_argument("--wait", action="store_true",
                       help="wait until pbem serve has applied the mail, and print its answers' files")
-    send.add_argument("text", metavar="TEXT", help="the mail's text; - reads standard input")
+    send.add_argument("--example", action="store_true",
+                      help="answer with the move the --reply-to mail shows as the form of a move")
+    send.add_argument("text", metavar="TEXT", nargs="?", help="the mail's text; - reads standard input")
     outbox = command("outbox", "local", "outbox", "list the mails the service sent, newest last")
     outbox.add_argument("--to", metavar="ADDRESS", help="only mails to this address")
     outbox.add_argument("--last", action="store_true", help="print the latest mail instead of the list")

@@ -7,15 +7,25 @@ import argparse
 import os
 import sys
 import time
+from email.parser import BytesHeaderParser
+from email.policy import default as default_policy
 from email.utils import parseaddr
 from pathlib import Path
 
-from pbem.cli.loading import UsageError, config_of
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from pbem.cli.loading import UsageError, config_of, engine_of
 from pbem.config import DATA_DIR_VARIABLE, EMBEDDED_DEFAULT, is_mail_address
 from pbem.mail.local_client import (compose_mail, compose_reply, deliver_to_maildir, format_listing, format_mail,
-                                    list_outbox, read_mail_file)
+                                    list_outbox, offered_move, read_mail_file)
+from pbem.store.mail_records import InboundMail, OutboundMail
 
 EXIT_NOTHING_FOUND = 1
+
+WAIT_SECONDS = 30
+"""How long ``pbem send --wait`` waits for the running daemon to apply the mail and answer."""
 
 
 def send(args: argparse.Namespace) -> int:
@@ -27,7 +37,11 @@ def send(args: argparse.Namespace) -> int:
     if not is_mail_address(parseaddr(args.sender)[1]):
         raise UsageError(f"--from: not a mail address: {args.sender!r}")
     _require_maildir(config.inbox_dir, "inbox", config.source)
-    body = sys.stdin.read() if args.text == "-" else args.text
+    if (args.text is None) == (not args.example):
+        raise UsageError("give the mail's TEXT or --example, one of them")
+    if args.example and args.reply_to is None:
+        raise UsageError("--example answers a mail: name it with --reply-to FILE")
+    body = sys.stdin.read() if args.text == "-" else args.text or ""
     if args.reply_to is None:
         message = compose_mail(args.sender, config.service.address, args.subject or "", body)
     else:
@@ -35,44 +49,74 @@ def send(args: argparse.Namespace) -> int:
             original = read_mail_file(args.reply_to)
         except OSError as exc:
             raise UsageError(f"--reply-to: cannot read {args.reply_to}: {exc.strerror}") from None
+        if args.example:
+            body = offered_move(original) or ""
+            if not body:
+                print(f"pbem send: {args.reply_to} shows no move to copy (it is not this player's turn to move)",
+                      file=sys.stderr)
+                return EXIT_NOTHING_FOUND
+            print(f"pbem send: the move the mail shows: {body}", file=sys.stderr)
         message = compose_reply(args.sender, original, body)
         if args.subject is not None:
             message.replace_header("Subject", args.subject)
+    engine = engine_of(config, create=False) if args.wait else None
+    after = _last_outbound_id(engine) if engine is not None else 0
     delivered = deliver_to_maildir(config.inbox_dir, message)
-    if not args.wait:
+    if engine is None:
         print(delivered)
         return 0
-    for answer in _answers_to(config.outbox_dir, str(message["Message-ID"]), delivered):
+    try:
+        answers = wait_for_answers(engine, config.outbox_dir, str(message["Message-ID"]), after)
+    finally:
+        engine.dispose()
+    for answer in answers:
         print(answer)
     return 0
 
 
-def _answers_to(outbox: Path, message_id: str, delivered: Path) -> list[Path]:
-    """The files of the daemon's answers to the mail, once it has applied it and sent them
-    (none, when the sender asked for no copy of their own move)."""
-    deadline = time.monotonic() + WAIT_SECONDS
-    seen: set[Path] = set()
-    answers: list[Path] = []
-    applied_at: float | None = None
-    while time.monotonic() < deadline:
-        if applied_at is None and not delivered.exists():  # taken from the inbox: applied
-            applied_at = time.monotonic()
-        for path in _outbox_files(outbox) - seen:  # each new file is read once
-            seen.add(path)
-            if str(read_mail_file(path).get("In-Reply-To", "")) == message_id:
-                answers.append(path)
-        if applied_at is not None and (answers or time.monotonic() - applied_at > ANSWER_GRACE_SECONDS):
-            if not answers:
-                print("applied; no answer to you: your opponent is on turn (copies on sends a copy)", file=sys.stderr)
-            return sorted(answers)
-        time.sleep(0.2)
-    raise UsageError(f"no answer within {WAIT_SECONDS} s: is pbem serve running on {outbox.parent}?")
+def wait_for_answers(engine: Engine, outbox: Path, message_id: str, after: int,
+                     timeout: float = WAIT_SECONDS) -> list[Path]:
+    """The files of the daemon's answers to the mail, as soon as it has applied the mail and sent
+    them; at once when it queued none (a move that leaves the opponent to act, by default).
+
+    The mail's inbound row and the answers it queued are written in one transaction, so once the
+    row is there the answers' rows are too: their number is known, and nothing is guessed from
+    how long an answer takes.  ``after``: the last outbound row before the mail was delivered."""
+    deadline = time.monotonic() + timeout
+    due: set[str] | None = None
+    seen: dict[Path, str] = {}
+    while True:
+        if due is None:
+            due = _answers_queued(engine, message_id, after)
+        if due is not None:
+            for path in _outbox_files(outbox) - seen.keys():  # each new file is read once
+                seen[path] = " ".join(str(read_mail_file(path).get("Message-ID", "")).split())
+            sent = sorted(path for path, sent_id in seen.items() if sent_id in due)
+            if len(sent) >= len(due):
+                if not due:
+                    print("applied; no answer to you: your opponent is on turn (copies on sends a copy)",
+                          file=sys.stderr)
+                return sent
+        if time.monotonic() > deadline:
+            what = "its answers were not sent" if due else "it was not applied"
+            raise UsageError(f"{what} within {timeout:g} s: is pbem serve running on {outbox.parent}?")
+        time.sleep(0.1)
 
 
-WAIT_SECONDS = 30
-"""How long ``pbem send --wait`` waits for the running daemon to apply the mail."""
-ANSWER_GRACE_SECONDS = 3.0
-"""After the mail was applied, how long ``--wait`` waits for an answer that may not come."""
+def _answers_queued(engine: Engine, message_id: str, after: int) -> set[str] | None:
+    """The Message-IDs of the answers to the mail (its thread's replies), None while it is not applied."""
+    with Session(engine) as session:
+        if session.exec(select(InboundMail.id).where(InboundMail.message_id == message_id)).first() is None:
+            return None
+        rows = session.exec(select(OutboundMail.message_id, OutboundMail.raw).where(OutboundMail.id > after)).all()
+    parser = BytesHeaderParser(policy=default_policy)
+    return {sent_id for sent_id, raw in rows
+            if str(parser.parsebytes(raw).get("In-Reply-To", "")).strip() == message_id.strip()}
+
+
+def _last_outbound_id(engine: Engine) -> int:
+    with Session(engine) as session:
+        return session.exec(select(func.max(OutboundMail.id))).first() or 0
 
 
 def _outbox_files(outbox: Path) -> set[Path]:

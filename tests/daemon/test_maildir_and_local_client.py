@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import threading
 import time
 from email.parser import BytesParser
 from email.policy import default as default_policy
@@ -16,6 +17,8 @@ from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maild
 from pbem.mail.reading import message_id_of
 from pbem.mail.sinks import MaildirSink, outbox_file_name
 from pbem.mail.sources import DONE_FOLDER, FAILED_FOLDER, MaildirSource
+from pbem.store.db import session_scope, utc_now
+from pbem.store.mail_records import InboundMail, queue_mail
 
 
 def raw_mail(message_id: str, text: str = "hi") -> bytes:
@@ -189,3 +192,66 @@ def test_pbem_requeue_puts_shunted_mails_back_into_the_maildir(config, config_fi
     assert len(asyncio.run(source.fetch())) == 3
     assert main(["requeue", "--all", "--config", str(config_file)]) == 1
     assert "no shunted mail" in capsys.readouterr().out
+
+
+def _daemon_stand_in(config, engine, answer: bool, stop: threading.Event) -> None:
+    """What pbem serve does with the mail, slowly: the mail's row and its answer's row in one
+    transaction, the answer's file a second later (the outbox is sent after the commit)."""
+    while not stop.is_set():
+        for path in (config.inbox_dir / "new").iterdir():
+            raw = path.read_bytes()
+            message_id = message_id_of(raw)
+            reply = compose_mail("backgammon@localhost", "alice@example.org", "Re: s", "your turn")
+            reply["In-Reply-To"] = message_id
+            with session_scope(engine) as session:
+                session.add(InboundMail(message_id=message_id, raw=raw, received_at=utc_now(), processed_at=utc_now()))
+                if answer:
+                    queue_mail(session, reply)
+            path.unlink()
+            if answer:
+                time.sleep(1.0)
+                asyncio.run(MaildirSink(config.outbox_dir).send(reply.as_bytes(), "backgammon@localhost", []))
+            return
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("answer", [False, True])
+def test_send_wait_returns_once_the_mail_is_applied_and_its_answers_sent(config, config_file, engine, capsys, answer):
+    """No answer due (a move by default): back at once, not after a guessed grace time; an answer
+    due: back when its file is in the outbox, with its file."""
+    MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir)  # made by pbem serve
+    stop = threading.Event()
+    daemon = threading.Thread(target=_daemon_stand_in, args=(config, engine, answer, stop))
+    daemon.start()
+    started = time.monotonic()
+    try:
+        assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--wait", "13/9"]) == 0
+    finally:
+        stop.set()
+        daemon.join(10)
+    took = time.monotonic() - started
+    output = capsys.readouterr()
+    files = output.out.split()
+    if answer:
+        assert len(files) == 1 and files[0].startswith(str(config.outbox_dir)) and took >= 1.0
+    else:
+        assert files == [] and "applied; no answer to you" in output.err and took < 1.5, took
+
+
+def test_send_example_answers_with_the_move_the_mail_shows(config, config_file, capsys):
+    MaildirSource(config.inbox_dir)  # made by pbem serve
+    turn = compose_mail("backgammon@localhost", "alice@example.org", "Your turn",
+                        "Your game on the web:\n  http://127.0.0.1:8080/g/x\n\nIt is your turn with 4-3. Write it like"
+                        " this (the\nform of a move, not a suggestion):\n  13/10 8/4\n")
+    waiting = compose_mail("backgammon@localhost", "alice@example.org", "Waiting", "Now Ben must move.\n")
+    for number, mail in enumerate((turn, waiting)):
+        (config.data_dir / f"{number}.eml").write_bytes(mail.as_bytes())
+    assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--example",
+                 "--reply-to", str(config.data_dir / "0.eml")]) == 0
+    captured = capsys.readouterr()
+    sent = BytesParser(policy=default_policy).parsebytes(open(captured.out.strip(), "rb").read())
+    assert sent.get_content().startswith("13/10 8/4\n") and "the move the mail shows: 13/10 8/4" in captured.err
+    assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--example",
+                 "--reply-to", str(config.data_dir / "1.eml")]) == 1
+    assert "shows no move to copy" in capsys.readouterr().err
+    assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--example", "roll"]) == 2
