@@ -19,7 +19,8 @@ from sqlmodel import Session, select
 from pbem.cli.loading import UsageError, config_of, engine_of
 from pbem.config import DATA_DIR_VARIABLE, EMBEDDED_DEFAULT, is_mail_address
 from pbem.mail.local_client import (compose_mail, compose_reply, deliver_to_maildir, format_listing, format_mail,
-                                    list_outbox, offered_move, read_mail_file)
+                                    list_outbox, original_text, read_mail_file)
+from pbem.rules.notation import NotationError, parse_play
 from pbem.store.mail_records import InboundMail, OutboundMail
 
 EXIT_NOTHING_FOUND = 1
@@ -122,6 +123,21 @@ def _last_outbound_id(engine: Engine) -> int:
 def _outbox_files(outbox: Path) -> set[Path]:
     return {path for sub in ("new", "cur") if (outbox / sub).is_dir() for path in (outbox / sub).iterdir()
             if path.is_file()}
+
+
+def offered_move(message: EmailMessage) -> str | None:
+    """The move a game mail shows as the form to write one in (``pbem send --example``): the line
+    indented by two spaces after the sentence ending in a colon ("Write it like this …:"), when it
+    reads as a move; None when the mail shows none (it is not the reader's turn to move)."""
+    lines = original_text(message).splitlines()
+    for before, line in zip(lines, lines[1:]):
+        if before.rstrip().endswith(":") and line.startswith("  ") and not line.startswith("   "):
+            try:
+                parse_play(line.strip())
+            except NotationError:
+                continue
+            return line.strip()
+    return None
 
 
 def outbox(args: argparse.Namespace) -> int:

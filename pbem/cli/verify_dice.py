@@ -202,9 +202,8 @@ def _check_commitments(seeds: list[bytes], commitments: list[str], out: TextIO) 
 
 
 def _check_game(number: int, seed: bytes, written: list[fair_dice.WrittenRoll], out: TextIO) -> int:
-    checks = list(fair_dice.check_rolls(seed, written))
-    wrong = [check for check in checks if not check.matches]
-    for check in wrong:
+    proof = fair_dice.prove_game(seed, written)
+    for check in proof.wrong:
         if check.is_opening:
             shown = f"the opening roll is {_dice(check.written.dice)} for seat {check.written.seat} in the file"
             derived = f"seat 0 a {check.derived[0]} and seat 1 a {check.derived[1]} (roll {check.number})"
@@ -212,14 +211,13 @@ def _check_game(number: int, seed: bytes, written: list[fair_dice.WrittenRoll], 
             shown = f"roll {check.number} is {_dice(check.written.dice)} in the file"
             derived = _dice(check.derived)
         print(f"game {number}: {shown}, but seed {number} gives {derived}: MISMATCH", file=out)
-    if not checks:
+    if not proof.checks:
         print(f"game {number}: no rolls in the file", file=out)
-    elif not wrong:
-        ties = checks[0].number
-        again = f"; {ties} tied opening roll(s) were rolled again" if ties else ""
-        print(f"game {number}: all {len(checks)} rolls match seed {number} (rolls 0 to {checks[-1].number}{again})",
-              file=out)
-    return len(wrong)
+    elif proof.holds:
+        again = f"; {proof.ties} tied opening roll(s) were rolled again" if proof.ties else ""
+        print(f"game {number}: all {len(proof.checks)} rolls match seed {number} "
+              f"(rolls 0 to {proof.checks[-1].number}{again})", file=out)
+    return len(proof.wrong)
 
 
 def _dice(dice: tuple[int, int]) -> str:

@@ -22,7 +22,6 @@ from email.utils import formatdate, getaddresses, make_msgid, parseaddr, parseda
 from pathlib import Path
 
 from pbem.mail.sources import ensure_maildir
-from pbem.rules.notation import NotationError, parse_play
 
 USER_AGENT = "pbem send"
 
@@ -62,21 +61,6 @@ def attribution_line(original: EmailMessage) -> str:
 def original_text(original: EmailMessage) -> str:
     body = original.get_body(preferencelist=("plain",))
     return body.get_content() if body is not None else ""
-
-
-def offered_move(message: EmailMessage) -> str | None:
-    """The move a game mail shows as the form to write one in (``pbem send --example``): the line
-    indented by two spaces after the sentence ending in a colon ("Write it like this …:"), when it
-    reads as a move; None when the mail shows none (it is not the reader's turn to move)."""
-    lines = original_text(message).splitlines()
-    for before, line in zip(lines, lines[1:]):
-        if before.rstrip().endswith(":") and line.startswith("  ") and not line.startswith("   "):
-            try:
-                parse_play(line.strip())
-            except NotationError:
-                continue
-            return line.strip()
-    return None
 
 
 def quote(text: str) -> str:

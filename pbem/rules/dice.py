@@ -122,3 +122,37 @@ def check_rolls(seed: bytes, written: Sequence[WrittenRoll]) -> Iterator[RollChe
     yield RollCheck(number, written[0], dice, is_opening=True)
     for offset, later in enumerate(written[1:], start=1):
         yield RollCheck(number + offset, later, roll(seed, number + offset))
+
+
+@dataclass(frozen=True)
+class GameProof:
+    """One game's written rolls checked against a seed (``pbem verify-dice`` and the web board's
+    ``/verify`` page both say what this finds, each in its own words)."""
+
+    checks: tuple[RollCheck, ...]
+
+    @property
+    def wrong(self) -> tuple[RollCheck, ...]:
+        return tuple(check for check in self.checks if not check.matches)
+
+    @property
+    def holds(self) -> bool:
+        """Every written roll, and there is at least one, is the one the seed gives."""
+        return bool(self.checks) and not self.wrong
+
+    @property
+    def ties(self) -> int:
+        """How many tied opening rolls were rolled again (the record shows none of them)."""
+        return self.checks[0].number if self.checks else 0
+
+
+def prove_game(seed: bytes, written: Sequence[WrittenRoll]) -> GameProof:
+    """The game's rolls beside the seed's (:func:`check_rolls`), kept for a verdict."""
+    return GameProof(tuple(check_rolls(seed, written)))
+
+
+def games_of_seed(seed: bytes, games: Sequence[Sequence[WrittenRoll]]) -> tuple[int, ...]:
+    """The numbers (from 1) of the games of a record whose rolls are all the ones ``seed`` gives:
+    a game-over mail reveals one game's seed, and a player may not know which game of the
+    attached match it is."""
+    return tuple(number for number, written in enumerate(games, start=1) if prove_game(seed, written).holds)
