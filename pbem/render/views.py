@@ -397,3 +397,55 @@ class WatchView:
     def template_context(self) -> dict[str, Any]:
         """The fields by name but ``language`` (which ``render`` gives every template)."""
         return {field.name: getattr(self, field.name) for field in fields(self) if field.name != "language"}
+
+
+@dataclass(frozen=True)
+class FrontView:
+    """The web board's front page ``/``: what the service is, its address, the first mail to
+    write, in the visitor's language (their browser's ``Accept-Language``)."""
+
+    language: str
+    service: ServiceConfig
+    assistant: bool
+    """``play assistant`` works here (the engine loads), so the page offers it."""
+
+
+class VerifyProblem(StrEnum):
+    """Why an upload to ``/verify`` could not be checked (``verify.html`` words each)."""
+
+    NO_FILE = "no_file"
+    NOT_MAT = "not_mat"
+    NO_SEED = "no_seed"
+    TOO_BIG = "too_big"
+    EXPIRED = "expired"
+
+
+@dataclass(frozen=True)
+class SeedVerdict:
+    """What one pasted seed proves of the uploaded ``.mat``."""
+
+    seed: str
+    """64 lowercase hex digits."""
+    commitment: str
+    """The seed's SHA-256: the ``Dice commitment:`` of its game's first mail."""
+    games: tuple[int, ...]
+    """The games of the file (from 1) whose every roll is the one the seed gives."""
+    rolls: int = 0
+    """How many rolls of the (first such) game were checked."""
+    ties: int = 0
+    """Tied opening rolls rolled again before it (the record shows none of them)."""
+    first_wrong: tuple[int, tuple[int, int], tuple[int, int]] | None = None
+    """When the file has one game and the seed is not its seed: the first roll that differs
+    (its place in the file from 1, the dice written, the dice the seed gives)."""
+
+
+@dataclass(frozen=True)
+class VerifyView:
+    """The page ``/verify``: its form, and after an upload what was found."""
+
+    language: str
+    csrf: str
+    problem: VerifyProblem | None = None
+    games: int = 0
+    """Games in the uploaded file (0: nothing checked)."""
+    verdicts: tuple[SeedVerdict, ...] = ()

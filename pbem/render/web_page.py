@@ -10,8 +10,8 @@ from pbem.render.templating import environment, render
 from pbem.render.text_board import shorten
 from pbem.render.board_svg import render_board_svg
 from pbem.render.bracket_svg import render_bracket_svg
-from pbem.render.views import (LadderPageView, PageView, PlayerPageView, TournamentPageView, UnsubscribeView, WatchView,
-                               move_rows)
+from pbem.render.views import (FrontView, LadderPageView, PageView, PlayerPageView, TournamentPageView, UnsubscribeView,
+                               VerifyView, WatchView, move_rows)
 
 
 def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info",
@@ -70,6 +70,18 @@ def render_watch_page(view: WatchView) -> str:
     board = view.board_view
     svg = None if board is None else render_board_svg(board, view.language)
     return render("watch_page.html", view.language, **view.template_context(), board_svg=svg, rows=move_rows(view.moves))
+
+
+def render_front_page(page: FrontView) -> str:
+    """The front page ``/`` (``templates/<language>/front.html``); served at the root, so its
+    style sheet is ``static/`` beside it."""
+    return render("front.html", page.language, page=page, static="static")
+
+
+def render_verify_page(page: VerifyView) -> str:
+    """The dice check ``/verify`` (``templates/<language>/verify.html``): the form, and what an
+    upload proved."""
+    return render("verify.html", page.language, page=page, static="static")
 
 
 def web_text(language: str, name: str, *arguments: object) -> str:

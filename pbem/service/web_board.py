@@ -15,6 +15,7 @@ Every page shows the ``version`` of the state it was made from; a form made on a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -33,7 +34,7 @@ from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
-from pbem.render.views import (EventKind, LadderPageView, MoveLine, PageAction, PageOutcome, PageResult, PageView,
+from pbem.render.views import (EventKind, FrontView, LadderPageView, MoveLine, PageAction, PageOutcome, PageResult, PageView,
                                PlayerPageView, TournamentPageView, UnsubscribeView, WatchView)
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
@@ -41,7 +42,7 @@ from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.rules.position import Position
 from pbem.rules import prizes, scoring
 from pbem.rules.scoring import WinKind
-from pbem.service import invitations, play, tournaments, watching
+from pbem.service import assistant, invitations, play, tournaments, watching
 from pbem.service.bounces import failures_of_match
 from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
 from pbem.service.dice import SEEDED_DICE, DiceRoller
@@ -116,6 +117,15 @@ class WebBoard:
         with Session(self.engine) as session:
             return watching.watch_page(session, self.config, code, self.clock(),
                                        lambda table: moves_so_far(table, 0, Numbering.OWN))
+
+    def front_page(self, language: str | None) -> FrontView:
+        """The front page ``/``, in ``language`` (None: the service's)."""
+        return FrontView(language or self.config.service.language, self.config.service, self._assistant)
+
+    @functools.cached_property
+    def _assistant(self) -> bool:
+        """Whether ``play assistant`` works here (the engine loads; asked once)."""
+        return assistant.available(self.config)
 
     def act(self, token: str, version: str, action: PageAction, argument: str = "") -> PageOutcome:
         """Apply one form of the page made on ``version``; see the module docstring."""

@@ -16,7 +16,15 @@ Routes (all relative, so that a reverse proxy may publish them under any prefix)
   (names only: no address, no game token), linked from the ladder mails;
 * ``GET /w/<watch code>``: the read-only page of a game its players let friends watch (no form,
   no script); a code that names no such game gets a 404 page that says only that;
+* ``GET /``: the front page: what the service is, its address and the first mail to write;
+* ``GET /verify``: a form to check the dice of a finished game; ``POST /verify`` (a ``.mat``
+  file and the game's ``Dice seed:``, at most MAX_UPLOAD_BYTES) says what the seed proves of the
+  file (:mod:`pbem.web.verify`).  Its CSRF token is a random one kept in a ``SameSite=Strict``
+  cookie and repeated in the form (nothing secret is at stake: the check changes nothing);
 * ``GET /static/…``: the style sheet and the script (no third-party files, no fonts).
+
+The front page and ``/verify`` speak the visitor's language (``Accept-Language``: German or
+English, else the service's).
 
 A token that names no seat gets a bare 404, the same for every wrong token, and so does every
 path that is not one of these.  The game itself is the service's (:class:`BoardService`); the
@@ -26,8 +34,10 @@ app only speaks HTTP: limits, CSRF, headers, and the log without tokens.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 import re
+import secrets
 import time
 from pathlib import Path
 from collections.abc import Awaitable, Callable
@@ -35,7 +45,7 @@ from typing import Protocol
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.datastructures import FormData
+from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
@@ -45,11 +55,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pbem.config import WebConfig
 from pbem.mail.reading import TOKEN_PATTERN
 from pbem.commands import TOURNAMENT_CODE, WATCH_CODE_PATTERN
-from pbem.render.views import (LadderPageView, PageAction, PageOutcome, PageResult, PageView, PlayerPageView,
-                               TournamentPageView, UnsubscribeView, WatchView)
-from pbem.render.web_page import (render_ladder_page, render_page, render_player_page, render_tournament_page,
-                                  render_unsubscribe_page, render_watch_page, web_text)
+from pbem.render.templating import LANGUAGES
+from pbem.render.views import (FrontView, LadderPageView, PageAction, PageOutcome, PageResult, PageView,
+                               PlayerPageView, TournamentPageView, UnsubscribeView, VerifyProblem, VerifyView, WatchView)
+from pbem.render.web_page import (render_front_page, render_ladder_page, render_page, render_player_page,
+                                  render_tournament_page, render_unsubscribe_page, render_verify_page, render_watch_page,
+                                  web_text)
 from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
+from pbem.web.verify import verify_upload
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +71,9 @@ MAX_FORM_BYTES = 4096
 """A form of the page is a few hundred bytes; a bigger body is refused unread."""
 _STATUS = {PageResult.DONE: 200, PageResult.REFUSED: 422, PageResult.STALE: 409}
 _MESSAGES = {PageResult.STALE: "warning", PageResult.REFUSED: "error", PageResult.DONE: "done"}
+MAX_UPLOAD_BYTES = 512 * 1024
+"""The whole body of an upload to ``/verify``: a ``.mat`` of a long match is some 100 KB."""
+VERIFY_COOKIE = "pbem_verify"
 
 
 class BoardService(Protocol):
@@ -81,6 +97,10 @@ class BoardService(Protocol):
 
     def watch_page(self, code: str) -> WatchView: ...
 
+    def front_page(self, language: str | None) -> FrontView:
+        """In ``language``; None: in the service's own."""
+        ...
+
 
 def board_app(config: WebConfig, service: BoardService) -> Starlette:
     """The web board's ASGI app."""
@@ -94,6 +114,8 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
         Route("/t/{code}/{token}", board.tournament, methods=["GET"]),
         Route("/l/{token}", board.ladder_page, methods=["GET"]),
         Route("/w/{code}", board.watch_page, methods=["GET"]),
+        Route("/", board.front_page, methods=["GET"]),
+        Route("/verify", board.verify, methods=["GET", "POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(_Guard, config=config, language_of=board.language_of)],
@@ -191,6 +213,44 @@ class _Board:
         page = await asyncio.to_thread(self.service.watch_page, code)
         return HTMLResponse(render_watch_page(page), status_code=200 if page.allowed else 404)
 
+    async def front_page(self, request: Request) -> Response:
+        if not self.per_token.allow(f"front/{address_key(client_address(request.scope, self.config))}"):
+            return _too_many()
+        page = await asyncio.to_thread(self.service.front_page, visitor_language(request.headers.get("accept-language")))
+        return HTMLResponse(render_front_page(page))
+
+    async def verify(self, request: Request) -> Response:
+        """The form, or an upload checked (same origin, the cookie's CSRF token, the size bound)."""
+        if not self.per_token.allow(f"verify/{address_key(client_address(request.scope, self.config))}"):
+            return _too_many()
+        language = visitor_language(request.headers.get("accept-language")) or \
+            (await asyncio.to_thread(self.service.front_page, None)).language
+        known = request.cookies.get(VERIFY_COOKIE, "")
+        csrf = known if re.fullmatch(r"[0-9a-f]{32}", known) else secrets.token_hex(16)
+        page, status = VerifyView(language, csrf), 200
+        if request.method == "POST":
+            if not _same_origin(request, self.config):
+                return PlainTextResponse("Forbidden", status_code=403)
+            form = await _small_form(request, MAX_UPLOAD_BYTES, files=1)
+            if form is None:
+                page, status = VerifyView(language, csrf, VerifyProblem.TOO_BIG), 413
+            elif not known or not hmac.compare_digest(known.encode(), str(form.get("csrf", "")).encode(
+                    "utf-8", "surrogatepass")):
+                page, status = VerifyView(language, csrf, VerifyProblem.EXPIRED), 403
+            else:
+                upload = form.get("mat")
+                content = await upload.read() if isinstance(upload, UploadFile) else b""
+                if not content:
+                    page, status = VerifyView(language, csrf, VerifyProblem.NO_FILE), 422
+                else:
+                    page = await asyncio.to_thread(verify_upload, language, csrf,
+                                                   content.decode("utf-8", errors="replace"), str(form.get("seed", "")))
+                    status = 422 if page.problem is not None else 200
+        answer = HTMLResponse(render_verify_page(page), status_code=status)
+        answer.set_cookie(VERIFY_COOKIE, csrf, httponly=True, samesite="strict",
+                          secure=self.config.public_url.startswith("https://"))
+        return answer
+
     async def state(self, request: Request) -> Response:
         token = request.path_params["token"]
         if not self._plausible(token):
@@ -261,19 +321,41 @@ def _too_many(language: str | None = None) -> Response:
     return PlainTextResponse(text, status_code=429, headers={"Retry-After": str(RETRY_AFTER)})
 
 
-async def _small_form(request: Request) -> FormData | None:
-    """The posted form, read only up to MAX_FORM_BYTES, whether the client declared its length or
+async def _small_form(request: Request, limit: int = MAX_FORM_BYTES, files: int = 0) -> FormData | None:
+    """The posted form, read only up to ``limit`` bytes, whether the client declared its length or
     sent it in chunks (HTTP/1.1 allows both); None for a bigger body, which is never read whole."""
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_FORM_BYTES):
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
         return None
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
-        if len(body) > MAX_FORM_BYTES:
+        if len(body) > limit:
             return None
     request._body = bytes(body)  # Starlette parses the form from the body it already holds
-    return await request.form(max_files=0, max_fields=10)
+    return await request.form(max_files=files, max_fields=10)
+
+
+def visitor_language(accept_language: str | None) -> str | None:
+    """The language of ours the browser prefers most (``Accept-Language``, by its q-values);
+    None when it names neither."""
+    best: tuple[float, int, str] | None = None
+    for index, item in enumerate((accept_language or "").split(",")[:20]):
+        tag, _, parameters = item.strip().partition(";")
+        language = tag.strip().lower().split("-")[0]
+        if language not in LANGUAGES:
+            continue
+        quality = 1.0
+        for parameter in parameters.split(";"):
+            name, _, value = parameter.strip().partition("=")
+            if name.strip() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        if quality > 0 and (best is None or (quality, -index) > best[:2]):
+            best = (quality, -index, language)
+    return None if best is None else best[2]
 
 
 def _same_origin(request: Request, config: WebConfig) -> bool:

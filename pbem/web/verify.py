@@ -1,0 +1,45 @@
+"""The dice proof of an uploaded ``.mat`` (the page ``BASE_URL/verify``): which game of the file
+each pasted seed gave every roll of, by the scheme of :mod:`pbem.rules.dice`, the same check as
+``pbem verify-dice`` (which also compares the commitments of saved mails)."""
+
+from __future__ import annotations
+
+import re
+
+from pbem.render.views import SeedVerdict, VerifyProblem, VerifyView
+from pbem.rules import dice as fair_dice
+from pbem.rules.matfile import read_rolls
+
+MAX_SEEDS = 64
+"""A match to 25 points has rarely more games; more seeds are not read."""
+_SEED = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{64}(?![0-9a-fA-F])")
+
+
+def verify_upload(language: str, csrf: str, mat: str, seeds_text: str) -> VerifyView:
+    """The page after an upload: ``mat`` is the file's text, ``seeds_text`` what was pasted (a
+    ``Dice seed:`` line, or several, or the bare hex digits)."""
+    seeds = list(dict.fromkeys(found.lower() for found in _SEED.findall(seeds_text)))[:MAX_SEEDS]
+    try:
+        games = read_rolls(mat)
+    except ValueError:
+        games = []
+    if not any(games):
+        return VerifyView(language, csrf, VerifyProblem.NOT_MAT)
+    if not seeds:
+        return VerifyView(language, csrf, VerifyProblem.NO_SEED, games=len(games))
+    return VerifyView(language, csrf, games=len(games), verdicts=tuple(_verdict(seed, games) for seed in seeds))
+
+
+def _verdict(hex_seed: str, games: list[list[fair_dice.WrittenRoll]]) -> SeedVerdict:
+    seed = bytes.fromhex(hex_seed)
+    found = fair_dice.games_of_seed(seed, games)
+    commitment = fair_dice.commitment(seed)
+    if found:
+        proof = fair_dice.prove_game(seed, games[found[0] - 1])
+        return SeedVerdict(hex_seed, commitment, found, rolls=len(proof.checks), ties=proof.ties)
+    first_wrong = None
+    proof = fair_dice.prove_game(seed, games[0]) if len(games) == 1 else None
+    if proof is not None and proof.wrong:
+        check = proof.wrong[0]
+        first_wrong = (proof.checks.index(check) + 1, check.written.dice, check.derived)
+    return SeedVerdict(hex_seed, commitment, (), first_wrong=first_wrong)
