@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 import time
+from email.message import EmailMessage
 from email.parser import BytesHeaderParser
 from email.policy import default as default_policy
 from email.utils import parseaddr
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from pbem.cli.loading import UsageError, config_of, engine_of
 from pbem.config import DATA_DIR_VARIABLE, EMBEDDED_DEFAULT, is_mail_address
@@ -109,7 +110,7 @@ def _answers_queued(engine: Engine, message_id: str, after: int) -> set[str] | N
     with Session(engine) as session:
         if session.exec(select(InboundMail.id).where(InboundMail.message_id == message_id)).first() is None:
             return None
-        rows = session.exec(select(OutboundMail.message_id, OutboundMail.raw).where(OutboundMail.id > after)).all()
+        rows = session.exec(select(OutboundMail.message_id, OutboundMail.raw).where(col(OutboundMail.id) > after)).all()
     parser = BytesHeaderParser(policy=default_policy)
     return {sent_id for sent_id, raw in rows
             if str(parser.parsebytes(raw).get("In-Reply-To", "")).strip() == message_id.strip()}

@@ -35,11 +35,11 @@ def _verdict(hex_seed: str, games: list[list[fair_dice.WrittenRoll]]) -> SeedVer
     found = fair_dice.games_of_seed(seed, games)
     commitment = fair_dice.commitment(seed)
     if found:
-        proof = fair_dice.prove_game(seed, games[found[0] - 1])
-        return SeedVerdict(hex_seed, commitment, found, rolls=len(proof.checks), ties=proof.ties)
+        proved = fair_dice.prove_game(seed, games[found[0] - 1])
+        return SeedVerdict(hex_seed, commitment, found, rolls=len(proved.checks), ties=proved.ties)
     first_wrong = None
-    proof = fair_dice.prove_game(seed, games[0]) if len(games) == 1 else None
-    if proof is not None and proof.wrong:
-        check = proof.wrong[0]
-        first_wrong = (proof.checks.index(check) + 1, check.written.dice, check.derived)
+    only = fair_dice.prove_game(seed, games[0]) if len(games) == 1 else None
+    if only is not None and only.wrong:
+        check = only.wrong[0]
+        first_wrong = (only.checks.index(check) + 1, check.written.dice, check.derived)
     return SeedVerdict(hex_seed, commitment, (), first_wrong=first_wrong)
