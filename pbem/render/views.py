@@ -229,9 +229,63 @@ class MoveLine:
 
 
 @dataclass(frozen=True)
+class FinishedRow:
+    """A finished match on its player's own page, from their side."""
+
+    opponent: str
+    rules: MatchRules
+    score: tuple[int, int]
+    """The final points: the player's, the opponent's."""
+    won: bool | None
+    """None: a tie (a series or money session drawn level)."""
+    day: str
+    """When it ended, ``YYYY-MM-DD``."""
+    link: str | None
+    """The player's own seat's page (the final board, the moves); None with the web board off."""
+    mat_link: str | None
+    """The match's ``.mat`` file (the same as the attachment of its last mail)."""
+    review: tuple[int, int, int] | None = None
+    """The engine's review, once done for all its games: (games reviewed, the player's error
+    rate, the opponent's), in millipoints per decision as the review mail gives them."""
+    review_pending: bool = False
+    """Reviews are being computed for it."""
+    prize: bool = False
+
+
+@dataclass(frozen=True)
+class TournamentRow:
+    """A tournament the player entered, on their own page."""
+
+    name: str
+    link: str | None
+    """Their own copy of its bracket page."""
+    status: str
+    """``pbem.store.game_records.TournamentStatus`` value."""
+    size: int
+    rounds: int
+    """Rounds of its bracket (0 while it is open)."""
+    reached: int
+    """The last round (from 1) they are drawn in; 0 while it is open."""
+    places: tuple[int, int] | None
+    """Their final place (shared by all who went out in one round), None while they are in."""
+    withdrawn: bool = False
+
+
+@dataclass(frozen=True)
+class LadderRow:
+    """A ladder the player stands on."""
+
+    name: str
+    link: str | None
+    place: int
+    of: int
+
+
+@dataclass(frozen=True)
 class PlayerPageView:
     """A player's own page of all their games (``/p/<token>``): their running games and open
-    invitations, each with the link of their own seat only, their ratings and their credits."""
+    invitations, each with the link of their own seat only, their finished matches, tournaments
+    and ladders, their ratings and their credits."""
 
     language: str
     name: str
@@ -240,6 +294,12 @@ class PlayerPageView:
     ratings: tuple[tuple[str, float, int], ...]
     """(kind, rating, experience) for the match, casual and prize lists."""
     balance: Decimal
+    finished: tuple[FinishedRow, ...] = ()
+    """The newest first, at most ``pbem.service.player_page.FINISHED_SHOWN``."""
+    more_finished: int = 0
+    """Finished matches not listed (older ones)."""
+    tournaments: tuple[TournamentRow, ...] = ()
+    ladders: tuple[LadderRow, ...] = ()
 
 
 @dataclass(frozen=True)

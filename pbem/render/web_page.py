@@ -37,7 +37,7 @@ def render_page(page: PageView, csrf: str, message: str | None = None, message_k
 
 def render_player_page(page: PlayerPageView) -> str:
     """A player's own page of all their games (``templates/<language>/player.html``)."""
-    return render("player.html", page.language, page=page)
+    return render("player.html", page.language, page=page, verify="../verify")
 
 
 def render_ladder_page(page: LadderPageView) -> str:

@@ -149,6 +149,24 @@ def knocked_out(bracket: Bracket, player: int) -> bool:
                for round, row in enumerate(bracket.winners) for index, winner in enumerate(row))
 
 
+def reached(bracket: Bracket, player: int) -> int:
+    """The last round (from 0) ``player`` is drawn in; -1 when they are not in the bracket."""
+    return max((round for round in range(bracket.rounds) for index in range(len(bracket.winners[round]))
+                if player in bracket.players(round, index)), default=-1)
+
+
+def places(bracket: Bracket, player: int) -> tuple[int, int] | None:
+    """The places ``player`` finishes in, shared by all who went out in the same round: (1, 1) for
+    the champion, (2, 2) for the final's loser, (3, 4) for the semi-finals' …; None while they
+    are still in (or not in the bracket)."""
+    if champion(bracket) == player:
+        return 1, 1
+    if not knocked_out(bracket, player):
+        return None
+    out_in = bracket.rounds - 1 - reached(bracket, player)  # 0: the final
+    return 2 ** out_in + 1, 2 ** (out_in + 1)
+
+
 def round_over(bracket: Bracket, round: int) -> bool:
     return all(winner is not None for winner in bracket.winners[round])
 

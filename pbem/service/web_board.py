@@ -48,6 +48,7 @@ from pbem.service.conversation import Conversation, Event, game_view, last_mail_
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
 from pbem.service.ladder_page import ladder_page
+from pbem.service.reports import match_file
 from pbem.service.player_page import PlayerPages
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import session_scope, utc_now
@@ -117,6 +118,15 @@ class WebBoard:
         with Session(self.engine) as session:
             return watching.watch_page(session, self.config, code, self.clock(),
                                        lambda table: moves_so_far(table, 0, Numbering.OWN))
+
+    def match_file(self, token: str) -> tuple[str, str] | None:
+        """The ``.mat`` of ``token``'s match so far (its file name, its text); None for no seat."""
+        with Session(self.engine) as session:
+            found = table_for_token(session, token, lock=False)
+            if found is None:
+                return None
+            text = match_file(session, found[0].id)
+            return None if text is None else (play.mat_filename(found[0]), text)
 
     def front_page(self, language: str | None) -> FrontView:
         """The front page ``/``, in ``language`` (None: the service's)."""

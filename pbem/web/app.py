@@ -5,6 +5,8 @@ Routes (all relative, so that a reverse proxy may publish them under any prefix)
 * ``GET /g/<token>``: the page of the game (board, facts, forms); ``POST /g/<token>``: one
   form (a move, or a button), answered with the page and what became of it;
 * ``GET /g/<token>/state``: ``{"version": …}``, which the page's script polls to notice a move;
+* ``GET /g/<token>/match.mat``: the match's ``.mat`` file so far (the finished games and the one
+  being played), as its last mail attaches it;
 * ``GET /p/<page token>``: a player's own page of all their games (no form, no script);
 * ``GET /t/<code>``: a tournament's bracket (names and results, no links); ``GET /t/<code>/<page
   token>``: a player's own copy, whose matches link to that player's games;
@@ -101,6 +103,10 @@ class BoardService(Protocol):
         """In ``language``; None: in the service's own."""
         ...
 
+    def match_file(self, token: str) -> tuple[str, str] | None:
+        """The ``.mat`` of the seat's match so far: (file name, text)."""
+        ...
+
 
 def board_app(config: WebConfig, service: BoardService) -> Starlette:
     """The web board's ASGI app."""
@@ -108,6 +114,7 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
     routes = [
         Route("/g/{token}", board.page, methods=["GET", "POST"]),
         Route("/g/{token}/state", board.state, methods=["GET"]),
+        Route("/g/{token}/match.mat", board.match_file, methods=["GET"]),
         Route("/p/{token}", board.player_page, methods=["GET"]),
         Route("/u/{token}", board.unsubscribe, methods=["GET", "POST"]),
         Route("/t/{code}", board.tournament, methods=["GET"]),
@@ -153,6 +160,20 @@ class _Board:
         if page is None:
             return await _not_found(request, LookupError())
         return HTMLResponse(render_page(page, csrf_token(token, page.version)))
+
+    async def match_file(self, request: Request) -> Response:
+        """The match's ``.mat`` file, as a download (text only: GNU Backgammon reads it)."""
+        token = request.path_params["token"]
+        if not self._plausible(token):
+            return await _not_found(request, LookupError())
+        if not self.per_token.allow(token):
+            return _too_many(await self.language_of(token))
+        found = await asyncio.to_thread(self.service.match_file, token)
+        if found is None:
+            return await _not_found(request, LookupError())
+        name, text = found
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+        return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{safe}"'})
 
     async def player_page(self, request: Request) -> Response:
         token = request.path_params["token"]

@@ -14,6 +14,9 @@ import pytest
 from post_office import LoadedDice, Player, PostOffice, invite_and_accept, text_of, token_of
 from test_web_board import client_of, web_config
 
+from pbem.store.db import session_scope, utc_now
+from pbem.store.game_records import ReviewJob
+
 PAGE_LINK = re.compile(r"^(?:All your games|Alle Ihre Spiele): http://127\.0\.0\.1:8080/p/([a-z2-7]{26})$", re.M)
 
 
@@ -111,3 +114,77 @@ def test_no_player_ever_sees_another_players_page_token(games) -> None:
         seen_by_others.append(client.get(f"/p/{page_token(player.last)}").text)
         seen_by_others += [client.get(f"/g/{token_of(mail)}").text for mail in player.inbox if token_of(mail)]
     assert all(anna_token not in seen for seen in seen_by_others)
+
+
+@pytest.fixture
+def after_a_tournament(config):
+    """A knockout of four to its champion (matches to 1 point, each lost by $quit), Anna out in the
+    final; Anna and Ben also on the ladder ``club``; a review done for Anna's semi-final."""
+    from test_tournaments import code_in, finish, matches, people
+
+    office = PostOffice(web_config(config), LoadedDice(seed=7))
+    players = people(office, 4)
+    anna, ben = players[0], players[1]
+    by_address = {player.address: player for player in players}
+    (answer,) = anna.write_confirmed("tournament new Summer knockout 4 match 1")
+    code = code_in(answer)
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code}")
+    anna.write_confirmed(f"tournament start {code}")
+    semis = matches(office)
+    for semi in semis:  # Anna goes through, and whoever is first seated in the other semi-final
+        addresses = [p.address for p in office.table(semi.id).players]
+        finish(office, by_address, semi, "anna@example.org" if "anna@example.org" in addresses else addresses[0])
+    final = matches(office)[-1]
+    champion = next(p.address for p in office.table(final.id).players if p.address != "anna@example.org")
+    finish(office, by_address, final, champion)
+    anna.write_confirmed("ladder new club match 1")
+    ben.write_confirmed("ladder join club")
+    anna_semi = next(m for m in semis if "anna@example.org" in [p.address for p in office.table(m.id).players])
+    with session_scope(office.engine) as session:
+        review = {"players": [{"decisions": 10, "error_rate": 12, "lost": 120, "luck": 0},
+                              {"decisions": 10, "error_rate": 30, "lost": 300, "luck": 0}]}
+        session.add(ReviewJob(match_id=anna_semi.id, game_number=1, game={}, result=review, done_at=utc_now()))
+    return office, anna, code, by_address[champion], anna_semi
+
+
+def test_after_a_tournament_the_page_lists_the_finished_matches_the_tournament_and_the_ladder(after_a_tournament):
+    office, anna, code, champion, anna_semi = after_a_tournament
+    client = client_of(office)
+    html = client.get(f"/p/{page_token(anna.last)}").text
+    assert "You have no running games" in html  # and yet everything finished is there:
+    finished = re.search(r'<table class="games" id="finished">(.*?)</table>', html, re.S).group(1)
+    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>",
+                      finished)
+    assert [row[0] for row in rows] == [champion.name, office.table(anna_semi.id).players[1].name
+                                        if office.table(anna_semi.id).players[0].address == anna.address
+                                        else office.table(anna_semi.id).players[0].name]
+    final_row, semi_row = rows
+    assert final_row[2].startswith("lost 0-") and semi_row[2].startswith("<b>won</b> ")
+    semi_table = office.table(anna_semi.id)
+    seat = 0 if semi_table.players[0].address == anna.address else 1
+    assert f'href="http://127.0.0.1:8080/g/{semi_table.token(seat)}"' in semi_row[5]
+    assert f'href="http://127.0.0.1:8080/g/{semi_table.token(seat)}/match.mat" download' in semi_row[5]
+    assert semi_row[4] == f"your error rate 12, {semi_table.players[1 - seat].name}'s 30" and final_row[4] == ""
+    assert semi_table.token(1 - seat) not in html, "never the opponent's token"
+    tournaments = re.search(r'<ul id="tournaments">(.*?)</ul>', html, re.S).group(1)
+    assert f'<a href="http://127.0.0.1:8080/t/{code}/{page_token(anna.last)}">Summer</a>' in tournaments
+    assert "knockout for 4: place 2, out in the final (tournament over)" in tournaments
+    assert re.search(r'<ul id="ladders">\s*<li><a href="http://127.0.0.1:8080/l/[a-z0-9]+">club</a>: place 1 of 2</li>',
+                     html), html
+    # The champion's own page says so; the .mat of the semi-final downloads as its mail attached it.
+    assert "<b>you are the champion</b>" in client.get(f"/p/{page_token(champion.last)}").text
+    mat = client.get(f"/g/{semi_table.token(seat)}/match.mat")
+    assert mat.status_code == 200 and mat.text.startswith(" 1 point match") and "Game 1" in mat.text
+    assert mat.headers["content-disposition"] == f'attachment; filename="pbem-{anna_semi.id}-' \
+        f'{semi_table.players[0].name}-{semi_table.players[1].name}.mat"'
+    assert client.get(f"/g/{'a' * 26}/match.mat").status_code == 404
+
+
+def test_the_finished_matches_and_the_tournament_in_german(after_a_tournament):
+    office, anna, code, champion, anna_semi = after_a_tournament
+    anna.write_confirmed("sprache de")
+    html = client_of(office).get(f"/p/{page_token(anna.last)}").text
+    assert "<h2>Beendete Matches</h2>" in html and "verloren 0-" in html and "Ihre Fehlerrate 12" in html
+    assert "K.-o.-Turnier für 4: Platz 2, ausgeschieden im Finale (Turnier beendet)" in html
+    assert "<h2>Ihre Leitern</h2>" in html and "Platz 1 von 2" in html
