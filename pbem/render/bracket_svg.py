@@ -1,5 +1,5 @@
 """A knockout bracket as SVG for the tournament's page: a column per round, a box per match with
-its two players (the winner in bold), lines from each match to the one it feeds.  Text only,
+its two players (the winner in bold) and their points, lines from each match to the one it feeds.  Text only,
 escaped; no script, no external file."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from html import escape
 from pbem.render.views import BracketMatch
 
 BOX_W, BOX_H, GAP_X, GAP_Y, PAD = 180, 44, 40, 12, 8
-NAME_CHARS = 22
+NAME_CHARS = 19
+"""Room is left at the right of a box for the points."""
 
 
 def render_bracket_svg(rounds: tuple[tuple[BracketMatch, ...], ...], round_names: list[str], bye: str) -> str:
@@ -40,15 +41,21 @@ def render_bracket_svg(rounds: tuple[tuple[BracketMatch, ...], ...], round_names
 
 
 def _box(x: float, y: float, match: BracketMatch, bye: str) -> str:
-    """One match's box: the two names, the winner's in bold; a link to it on one's own page."""
+    """One match's box: the two names, the winner's in bold, each player's points at the right
+    once it has begun; on one's own page a link to it, styled as one (``own`` in board.css)."""
     inner = [f'<rect x="{x}" y="{y:.1f}" width="{BOX_W}" height="{BOX_H}" rx="4" fill="#fff" stroke="#444"/>']
     names = (match.names[0] or match.names[1], bye) if match.bye else match.names
     for row, name in enumerate(names):
         weight = ' font-weight="bold"' if match.winner == row and not match.bye else ""
         text = escape(_short(name) if name is not None else "?")
-        inner.append(f'<text x="{x + 8}" y="{y + 17 + row * 20:.1f}" font-size="13"{weight}>{text}</text>')
-    box = f'<g class="match">{"".join(inner)}</g>'
-    return f'<a href="{escape(match.link)}">{box}</a>' if match.link else box
+        baseline = y + 17 + row * 20
+        inner.append(f'<text x="{x + 8}" y="{baseline:.1f}" font-size="13"{weight}>{text}</text>')
+        if match.scores is not None:
+            inner.append(f'<text x="{x + BOX_W - 8}" y="{baseline:.1f}" font-size="13" text-anchor="end" '
+                         f'class="score"{weight}>{match.scores[row]}</text>')
+    if not match.link:
+        return f'<g class="match">{"".join(inner)}</g>'
+    return f'<a href="{escape(match.link)}" class="own"><g class="match">{"".join(inner)}</g></a>'
 
 
 def _short(name: str) -> str:

@@ -405,6 +405,8 @@ class BracketMatch:
     bye: bool = False
     link: str | None = None
     """The viewer's own seat's page of this match: only on their own page of the tournament."""
+    scores: tuple[int, int] | None = None
+    """The points of the two players, in the order of ``names``, once the match has begun."""
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ def render_tournament_page(page: TournamentPageView, own_copy: bool = False) -> 
              ("Halbfinale" if german else "Semi-finals") if number == total - 1 else
              f"{'Runde' if german else 'Round'} {number}" for number in range(1, total + 1)]
     svg = render_bracket_svg(page.rounds, names, "Freilos" if german else "bye") if page.rounds else None
-    return render("tournament.html", page.language, page=page, svg=svg,
+    return render("tournament.html", page.language, page=page, svg=svg, own=own_copy,
                   static="../../static" if own_copy else "../static")
 
 

@@ -370,8 +370,8 @@ def page_view(session: Session, config: Config, code: str, page_token: str | Non
     champion = None
     if record.bracket is not None:
         bracket = Bracket.from_dict(record.bracket)
-        links = _own_links(session, config, record, viewer)
-        rounds = tuple(tuple(_cell(bracket, round, index, players, links) for index in range(len(row)))
+        played = _played(session, config, record, viewer)
+        rounds = tuple(tuple(_cell(bracket, round, index, players, played) for index in range(len(row)))
                        for round, row in enumerate(bracket.winners))
         if (winner := brackets.champion(bracket)) is not None:
             champion = players[winner].display_name
@@ -382,26 +382,32 @@ def page_view(session: Session, config: Config, code: str, page_token: str | Non
 
 
 def _cell(bracket: Bracket, round: int, index: int, players: dict[int, Player],
-          links: dict[tuple[int, int], str]) -> BracketMatch:
+          played: dict[tuple[int, int], tuple[dict[int, int], str | None]]) -> BracketMatch:
     pair = bracket.players(round, index)
     names = tuple(None if player is None else players[player].display_name for player in pair)
     winner = bracket.winners[round][index]
+    points, link = played.get((round, index), ({}, None))
+    first, second = pair
+    scores = (points[first], points[second]) if first in points and second in points else None
     return BracketMatch(names=(names[0], names[1]), winner=None if winner is None else pair.index(winner),
-                        bye=round == 0 and None in pair, link=links.get((round, index)))
+                        bye=round == 0 and None in pair, link=link, scores=scores)
 
 
-def _own_links(session: Session, config: Config, record: TournamentRecord,
-               viewer: Player | None) -> dict[tuple[int, int], str]:
-    """The viewer's seat links of their matches in the tournament, by place in the bracket."""
-    if viewer is None or config.web is None:
-        return {}
-    links = {}
+def _played(session: Session, config: Config, record: TournamentRecord,
+            viewer: Player | None) -> dict[tuple[int, int], tuple[dict[int, int], str | None]]:
+    """The matches of the bracket played or being played, by place: the points of each player (by
+    id) and, on the viewer's own copy, the viewer's seat link of their own matches."""
+    played = {}
     for match in session.exec(select(MatchRecord).where(MatchRecord.tournament_id == record.id)).all():
+        if match.tournament_round is None or match.tournament_index is None:
+            continue
         table = Table.load(session, match)
-        seat = table.seat_of(viewer)
-        if seat is not None and match.tournament_round is not None and match.tournament_index is not None:
-            links[match.tournament_round, match.tournament_index] = config.web.link(table.token(seat))
-    return links
+        points = {player.id: table.score.points[seat] for seat, player in enumerate(table.players)
+                  if player.id is not None}
+        seat = None if viewer is None else table.seat_of(viewer)
+        link = None if seat is None or config.web is None else config.web.link(table.token(seat))
+        played[match.tournament_round, match.tournament_index] = (points, link)
+    return played
 
 
 def _players(session: Session, record: TournamentRecord) -> dict[int, Player]:

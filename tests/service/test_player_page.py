@@ -188,3 +188,23 @@ def test_the_finished_matches_and_the_tournament_in_german(after_a_tournament):
     assert "<h2>Beendete Matches</h2>" in html and "verloren 0-" in html and "Ihre Fehlerrate 12" in html
     assert "K.-o.-Turnier für 4: Platz 2, ausgeschieden im Finale (Turnier beendet)" in html
     assert "<h2>Ihre Leitern</h2>" in html and "Platz 1 von 2" in html
+
+
+def test_my_copy_of_the_bracket_links_my_matches_as_links_and_every_match_shows_its_points(after_a_tournament):
+    office, anna, code, champion, anna_semi = after_a_tournament
+    client = client_of(office)
+    own = client.get(f"/t/{code}/{page_token(anna.last)}").text
+    links = re.findall(r'<a href="http://127\.0\.0\.1:8080/g/([a-z2-7]{26})" class="own"><g class="match">(.*?)</g></a>',
+                       own)
+    assert len(links) == 2 and own.count("/g/") == 2, own  # the semi-final and the final: hers only
+    semi = office.table(anna_semi.id)
+    seat = 0 if semi.players[0].address == anna.address else 1
+    assert semi.token(seat) in {token for token, _ in links} and semi.token(1 - seat) not in own
+    assert 'id="legend"' in own and "framed in green" in own
+    public = client.get(f"/t/{code}").text
+    assert 'class="own"' not in public and 'id="legend"' not in public and "/g/" not in public
+    # Each match's points beside the names, in both copies: every match here was won 3-0 ($quit).
+    scores = re.findall(r'text-anchor="end" class="score"[^>]*>(\d+)</text>', public)
+    assert sorted(scores) == ["0", "0", "0", "3", "3", "3"], public
+    css = client.get("/static/board.css").text
+    assert ".bracket a.own text { fill: #1a4fa0; text-decoration: underline; }" in css
