@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from chromium import headless_chromium
 from post_office import LoadedDice, Player, PostOffice, invite_and_accept, prose_of, token_of
+from test_player_page import after_a_tournament  # noqa: F401  (a fixture)
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
@@ -358,5 +359,92 @@ def test_the_tournament_page_draws_the_bracket(browser, config) -> None:
         links[0].click()
         WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "board-frame"))
         assert "/g/" in browser.current_url
+    finally:
+        served.close()
+
+
+def test_after_a_tournament_my_page_lists_what_is_finished_and_my_bracket_links_look_like_links(
+        browser, after_a_tournament) -> None:
+    """Issue 33, item 6: the personal page after a knockout (no running game left) lists the
+    finished matches with their .mat and review, the tournament with its place and the ladder;
+    its link opens the player's own bracket, whose matches are drawn as links, with the points."""
+    from test_player_page import page_token
+
+    office, anna, code, champion, anna_semi = after_a_tournament
+    served = ServedBoard(office)
+    try:
+        open_page(browser, f"{served.url}/p/{page_token(anna.last)}", DESKTOP)
+        rows = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+                for row in browser.find_elements(By.CSS_SELECTOR, "#finished tbody tr")]
+        assert [row[0] for row in rows][0] == champion.name and rows[0][2].startswith("lost 0-")
+        assert rows[1][2] == "won 3-0" and rows[1][4].startswith("your error rate 12") and rows[1][5] == "Open .mat"
+        mat = browser.find_elements(By.LINK_TEXT, ".mat")[1]
+        assert mat.get_attribute("href").endswith("/match.mat") and mat.get_attribute("download") is not None
+        assert shown(browser, "#tournaments") == "Summer, knockout for 4: place 2, out in the final (tournament over)"
+        assert shown(browser, "#ladders") == "club: place 1 of 2"
+        save_shot(browser, "9-my-finished-games")
+        browser.find_element(By.LINK_TEXT, "Summer").click()
+        WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "bracket"))
+        own = browser.find_elements(By.CSS_SELECTOR, "#bracket a.own")
+        assert len(own) == 2
+        name = own[0].find_element(By.CSS_SELECTOR, "text:not(.score)")
+        assert name.value_of_css_property("text-decoration-line") == "underline"
+        assert name.value_of_css_property("fill") == "rgb(26, 79, 160)"
+        assert own[0].find_element(By.TAG_NAME, "rect").value_of_css_property("stroke") == "rgb(46, 107, 79)"
+        others = [text for text in browser.find_elements(By.CSS_SELECTOR, "#bracket g.match text:not(.score)")
+                  if not text.find_elements(By.XPATH, "ancestor::*[local-name()='a']")]
+        assert others and all(text.value_of_css_property("text-decoration-line") == "none" for text in others)
+        scores = [text.text for text in browser.find_elements(By.CSS_SELECTOR, "#bracket text.score")]
+        assert sorted(scores) == ["0", "0", "0", "3", "3", "3"]
+        save_shot(browser, "10-my-bracket")
+        own[0].click()
+        WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "board-frame"))
+        assert "/g/" in browser.current_url
+    finally:
+        served.close()
+
+
+def test_the_front_page_speaks_the_browsers_language(browser, game) -> None:
+    """Issue 33, item 6: ``/`` says what the service is and what to write first, in English or
+    German as the browser asks (Accept-Language), styled (the CSP allows the style sheet)."""
+    office, anna, ben, served = game
+    agent = browser.execute_script("return navigator.userAgent")
+    try:
+        for accept, heading, first in (("en-GB,en", "How to start", "invite friend@example.org"),
+                                       ("de-DE,de;q=0.9,en;q=0.5", "So fangen Sie an", "einladen freund@example.org")):
+            browser.execute_cdp_cmd("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": accept})
+            open_page(browser, f"{served.url}/", PHONE, mobile=True)
+            assert browser.find_element(By.TAG_NAME, "h2").text == heading
+            assert first in shown(browser, "#start") and "backgammon@localhost" in shown(browser, "#address")
+            assert browser.find_element(By.TAG_NAME, "main").value_of_css_property("max-width") == "660px"
+            if accept.startswith("en"):
+                save_shot(browser, "11-front-page")
+        browser.find_element(By.CSS_SELECTOR, '#links a[href="verify"]').click()
+        WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "verify"))
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Die Würfel eines Spiels prüfen"
+    finally:
+        browser.execute_cdp_cmd("Emulation.setUserAgentOverride", {"userAgent": agent, "acceptLanguage": "en-US,en"})
+
+
+def test_verify_checks_an_uploaded_mat_against_its_seed(browser, config, tmp_path) -> None:
+    """Issue 33, item 6: the page the game-over mail links to, used as a player would: the .mat
+    chosen as a file, the ``Dice seed:`` line pasted, the verdict in plain words."""
+    from test_front_and_verify import ended_game
+
+    office, mat, seed = ended_game(config)
+    path = tmp_path / "match.mat"
+    path.write_text(mat, encoding="utf-8")
+    served = ServedBoard(office)
+    try:
+        for pasted, verdict in ((f"Dice seed: {seed}", ".verdict.ok"), ("Dice seed: " + "0f" * 32, ".verdict.wrong")):
+            open_page(browser, f"{served.url}/verify", DESKTOP)
+            browser.find_element(By.ID, "mat").send_keys(str(path))
+            browser.find_element(By.ID, "seed").send_keys(pasted)
+            browser.find_element(By.ID, "check").click()
+            WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "verdicts"))
+            text = shown(browser, verdict)
+            assert ("is the roll this seed gives" in text) == (verdict == ".verdict.ok"), text
+            if verdict == ".verdict.ok":
+                save_shot(browser, "12-verify")
     finally:
         served.close()
