@@ -22,9 +22,11 @@ from pbem.config import DATA_DIR_VARIABLE, EMBEDDED_DEFAULT, is_mail_address
 from pbem.mail.local_client import (compose_mail, compose_reply, deliver_to_maildir, format_listing, format_mail,
                                     list_outbox, original_text, read_mail_file)
 from pbem.rules.notation import NotationError, parse_play
-from pbem.store.mail_records import InboundMail, OutboundMail
+from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
 
 EXIT_NOTHING_FOUND = 1
+EXIT_NOT_APPLIED = 1
+"""``pbem send --wait``: the daemon shunted the mail for the operator, or ignored it."""
 
 WAIT_SECONDS = 30
 """How long ``pbem send --wait`` waits for the running daemon to apply the mail and answer."""
@@ -68,52 +70,59 @@ def send(args: argparse.Namespace) -> int:
         print(delivered)
         return 0
     try:
-        answers = wait_for_answers(engine, config.outbox_dir, str(message["Message-ID"]), after)
+        applied, answers = wait_for_answers(engine, config.outbox_dir, str(message["Message-ID"]), after)
     finally:
         engine.dispose()
     for answer in answers:
         print(answer)
-    return 0
+    return 0 if applied else EXIT_NOT_APPLIED
 
 
 def wait_for_answers(engine: Engine, outbox: Path, message_id: str, after: int,
-                     timeout: float = WAIT_SECONDS) -> list[Path]:
-    """The files of the daemon's answers to the mail, as soon as it has applied the mail and sent
-    them; at once when it queued none (a move that leaves the opponent to act, by default).
+                     timeout: float = WAIT_SECONDS) -> tuple[bool, list[Path]]:
+    """Whether the daemon applied the mail (False: it shunted or ignored it, and says why on
+    stderr), and the files of its answers, as soon as they are sent; at once when it queued none
+    (a move that leaves the opponent to act, by default).
 
     The mail's inbound row and the answers it queued are written in one transaction, so once the
     row is there the answers' rows are too: their number is known, and nothing is guessed from
     how long an answer takes.  ``after``: the last outbound row before the mail was delivered."""
     deadline = time.monotonic() + timeout
-    due: set[str] | None = None
+    found: tuple[InboundState, str, set[str]] | None = None
     seen: dict[Path, str] = {}
     while True:
-        if due is None:
-            due = _answers_queued(engine, message_id, after)
-        if due is not None:
+        if found is None:
+            found = _answers_queued(engine, message_id, after)
+        if found is not None:
+            state, reason, due = found
             for path in _outbox_files(outbox) - seen.keys():  # each new file is read once
                 seen[path] = " ".join(str(read_mail_file(path).get("Message-ID", "")).split())
             sent = sorted(path for path, sent_id in seen.items() if sent_id in due)
             if len(sent) >= len(due):
-                if not due:
+                if state is not InboundState.APPLIED:
+                    print(f"not applied ({state.value}){': ' + reason if reason else ''}", file=sys.stderr)
+                elif not due:
                     print("applied; no answer to you: your opponent is on turn (copies on sends a copy)",
                           file=sys.stderr)
-                return sent
+                return state is InboundState.APPLIED, sent
         if time.monotonic() > deadline:
-            what = "its answers were not sent" if due else "it was not applied"
+            what = "its answers were not sent" if found else "it was not applied"
             raise UsageError(f"{what} within {timeout:g} s: is pbem serve running on {outbox.parent}?")
         time.sleep(0.1)
 
 
-def _answers_queued(engine: Engine, message_id: str, after: int) -> set[str] | None:
-    """The Message-IDs of the answers to the mail (its thread's replies), None while it is not applied."""
+def _answers_queued(engine: Engine, message_id: str, after: int) -> tuple[InboundState, str, set[str]] | None:
+    """What became of the mail and the Message-IDs of the answers to it (its thread's replies);
+    None while it is not applied."""
     with Session(engine) as session:
-        if session.exec(select(InboundMail.id).where(InboundMail.message_id == message_id)).first() is None:
+        inbound = session.exec(select(InboundMail.state, InboundMail.reason)
+                               .where(InboundMail.message_id == message_id)).first()
+        if inbound is None:
             return None
         rows = session.exec(select(OutboundMail.message_id, OutboundMail.raw).where(col(OutboundMail.id) > after)).all()
     parser = BytesHeaderParser(policy=default_policy)
-    return {sent_id for sent_id, raw in rows
-            if str(parser.parsebytes(raw).get("In-Reply-To", "")).strip() == message_id.strip()}
+    return InboundState(inbound[0]), inbound[1], {
+        sent_id for sent_id, raw in rows if str(parser.parsebytes(raw).get("In-Reply-To", "")).strip() == message_id.strip()}
 
 
 def _last_outbound_id(engine: Engine) -> int:

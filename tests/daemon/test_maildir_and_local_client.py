@@ -18,7 +18,7 @@ from pbem.mail.reading import message_id_of
 from pbem.mail.sinks import MaildirSink, outbox_file_name
 from pbem.mail.sources import DONE_FOLDER, FAILED_FOLDER, MaildirSource
 from pbem.store.db import session_scope, utc_now
-from pbem.store.mail_records import InboundMail, queue_mail
+from pbem.store.mail_records import InboundMail, InboundState, queue_mail
 
 
 def raw_mail(message_id: str, text: str = "hi") -> bytes:
@@ -194,7 +194,8 @@ def test_pbem_requeue_puts_shunted_mails_back_into_the_maildir(config, config_fi
     assert "no shunted mail" in capsys.readouterr().out
 
 
-def _daemon_stand_in(config, engine, answer: bool, stop: threading.Event) -> None:
+def _daemon_stand_in(config, engine, answer: bool, stop: threading.Event,
+                     state: InboundState = InboundState.APPLIED) -> None:
     """What pbem serve does with the mail, slowly: the mail's row and its answer's row in one
     transaction, the answer's file a second later (the outbox is sent after the commit)."""
     while not stop.is_set():
@@ -204,7 +205,8 @@ def _daemon_stand_in(config, engine, answer: bool, stop: threading.Event) -> Non
             reply = compose_mail("backgammon@localhost", "alice@example.org", "Re: s", "your turn")
             reply["In-Reply-To"] = message_id
             with session_scope(engine) as session:
-                session.add(InboundMail(message_id=message_id, raw=raw, received_at=utc_now(), processed_at=utc_now()))
+                session.add(InboundMail(message_id=message_id, raw=raw, received_at=utc_now(), processed_at=utc_now(),
+                                        state=state, reason="" if state is InboundState.APPLIED else "a test"))
                 if answer:
                     queue_mail(session, reply)
             path.unlink()
@@ -255,3 +257,16 @@ def test_send_example_answers_with_the_move_the_mail_shows(config, config_file, 
                  "--reply-to", str(config.data_dir / "1.eml")]) == 1
     assert "shows no move to copy" in capsys.readouterr().err
     assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--example", "roll"]) == 2
+
+
+def test_send_wait_says_when_the_mail_was_shunted(config, config_file, engine, capsys):
+    MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir)  # made by pbem serve
+    stop = threading.Event()
+    daemon = threading.Thread(target=_daemon_stand_in, args=(config, engine, False, stop, InboundState.FAILED))
+    daemon.start()
+    try:
+        assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--wait", "13/9"]) == 1
+    finally:
+        stop.set()
+        daemon.join(10)
+    assert "not applied (failed): a test" in capsys.readouterr().err
