@@ -1,6 +1,7 @@
-"""The README's commands work as written (issue 13, item 6): the walkthrough of "Playing a game
-from the terminal" runs verbatim in bash against a real ``pbem serve``, from a fresh directory,
-whatever the dice; the Quick start's commands are valid shell and name what exists."""
+"""The README's commands work as written (issue 13, item 6; issue 33, item 7): the walkthrough of
+"Playing a game from the terminal" runs verbatim in bash against a real ``pbem serve``, from a
+fresh directory, whatever the dice, its move copied from the mail and applied; the Quick start's
+commands are valid shell, name what exists, and run as root without sudo as well as with it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -32,6 +35,35 @@ def test_the_quick_start_is_two_commands_that_name_what_exists():
     assert tests.strip() == "$(command -v sudo) bash .ci/run" and (ROOT / ".ci" / "run").is_file()
     for block in (setup, tests):
         subprocess.run(["bash", "-n"], input=block, text=True, check=True)
+
+
+@pytest.mark.parametrize("with_sudo", [False, True])
+def test_the_quick_start_runs_as_root_without_sudo_and_as_a_user_with_it(tmp_path, with_sudo):
+    """The setup line as written, on stand-ins for the programs it calls (which log their
+    arguments): as root on a system without sudo it must not fail at once, and a user's sudo
+    runs only apt-get."""
+    setup, _ = shell_blocks("Quick start")
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    log = tmp_path / "log"
+
+    def stub(name: str, body: str) -> None:
+        (stubs / name).write_text(f"#!/bin/sh\necho \"{name} $*\" >> {log}\n{body}", encoding="utf-8")
+        (stubs / name).chmod(0o755)
+
+    stub("apt-get", "")
+    venv_tool = f"#!/bin/sh\necho \"$0 $*\" >> {log}\n"
+    stub("python3", f"/bin/mkdir -p .venv/bin\nfor tool in pip pbem; do printf '{venv_tool}' > .venv/bin/$tool; "
+                    "/bin/chmod +x .venv/bin/$tool; done\n")
+    if with_sudo:
+        stub("sudo", 'exec "$@"\n')
+    run = subprocess.run(["/bin/bash", "-e", "-c", setup], cwd=tmp_path, env={"PATH": str(stubs)},
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    calls = log.read_text(encoding="utf-8").splitlines()
+    assert calls == [*(["sudo apt-get install -y python3-venv"] if with_sudo else []),
+                     "apt-get install -y python3-venv", "python3 -m venv .venv",
+                     ".venv/bin/pip install -e .[test]", ".venv/bin/pbem serve"], calls
 
 
 def test_the_terminal_walkthrough_runs_verbatim(tmp_path):
