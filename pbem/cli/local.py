@@ -121,8 +121,9 @@ def _answers_queued(engine: Engine, message_id: str, after: int) -> tuple[Inboun
             return None
         rows = session.exec(select(OutboundMail.message_id, OutboundMail.raw).where(col(OutboundMail.id) > after)).all()
     parser = BytesHeaderParser(policy=default_policy)
-    return InboundState(inbound[0]), inbound[1], {
-        sent_id for sent_id, raw in rows if str(parser.parsebytes(raw).get("In-Reply-To", "")).strip() == message_id.strip()}
+    replies = {sent_id for sent_id, raw in rows
+               if str(parser.parsebytes(raw).get("In-Reply-To", "")).strip() == message_id.strip()}
+    return InboundState(inbound[0]), inbound[1], replies
 
 
 def _last_outbound_id(engine: Engine) -> int:

@@ -10,8 +10,8 @@ from pbem.render.templating import environment, render
 from pbem.render.text_board import shorten
 from pbem.render.board_svg import render_board_svg
 from pbem.render.bracket_svg import render_bracket_svg
-from pbem.render.views import (FrontView, LadderPageView, PageView, PlayerPageView, TournamentPageView, UnsubscribeView,
-                               VerifyView, WatchView, move_rows)
+from pbem.render.views import (FrontView, LadderPageView, PageView, PlayerPageView, TournamentPageView,
+                               UnsubscribeView, VerifyView, WatchView, move_rows)
 
 
 def render_page(page: PageView, csrf: str, message: str | None = None, message_kind: str = "info",

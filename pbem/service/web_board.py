@@ -34,8 +34,8 @@ from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
-from pbem.render.views import (EventKind, FrontView, LadderPageView, MoveLine, PageAction, PageOutcome, PageResult, PageView,
-                               PlayerPageView, TournamentPageView, UnsubscribeView, WatchView)
+from pbem.render.views import (EventKind, FrontView, LadderPageView, MoveLine, PageAction, PageOutcome, PageResult,
+                               PageView, PlayerPageView, TournamentPageView, UnsubscribeView, WatchView)
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
 from pbem.rules.notation import Colour, Numbering, format_play

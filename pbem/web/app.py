@@ -59,10 +59,11 @@ from pbem.mail.reading import TOKEN_PATTERN
 from pbem.commands import TOURNAMENT_CODE, WATCH_CODE_PATTERN
 from pbem.render.templating import LANGUAGES
 from pbem.render.views import (FrontView, LadderPageView, PageAction, PageOutcome, PageResult, PageView,
-                               PlayerPageView, TournamentPageView, UnsubscribeView, VerifyProblem, VerifyView, WatchView)
+                               PlayerPageView, TournamentPageView, UnsubscribeView, VerifyProblem, VerifyView,
+                               WatchView)
 from pbem.render.web_page import (render_front_page, render_ladder_page, render_page, render_player_page,
-                                  render_tournament_page, render_unsubscribe_page, render_verify_page, render_watch_page,
-                                  web_text)
+                                  render_tournament_page, render_unsubscribe_page, render_verify_page,
+                                  render_watch_page, web_text)
 from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
 from pbem.web.verify import verify_upload
 
@@ -237,7 +238,8 @@ class _Board:
     async def front_page(self, request: Request) -> Response:
         if not self.per_token.allow(f"front/{address_key(client_address(request.scope, self.config))}"):
             return _too_many()
-        page = await asyncio.to_thread(self.service.front_page, visitor_language(request.headers.get("accept-language")))
+        language = visitor_language(request.headers.get("accept-language"))
+        page = await asyncio.to_thread(self.service.front_page, language)
         return HTMLResponse(render_front_page(page))
 
     async def verify(self, request: Request) -> Response:
