@@ -499,6 +499,9 @@ class SeedVerdict:
     first_wrong: tuple[int, tuple[int, int], tuple[int, int]] | None = None
     """When the file has one game and the seed is not its seed: the first roll that differs
     (its place in the file from 1, the dice written, the dice the seed gives)."""
+    committed: bool | None = None
+    """Whether the seed's SHA-256 is one of the ``Dice commitment:`` lines pasted with it (None:
+    none was pasted)."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ test_web_browser.py."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import pytest
@@ -97,6 +98,17 @@ def test_verify_proves_the_dice_of_a_real_game_and_says_what_is_wrong(config) ->
     first = re.search(r"\b([1-6])([1-6]):", mat)
     tampered = f"{mat[:first.start()]}{int(first.group(1)) % 6 + 1}{first.group(2)}:{mat[first.end():]}"
     assert "no game of this file has the rolls" in upload(client, tampered, seed).text
+
+    # The whole text of the mails pasted: the seed line is taken, the commitment compared with it.
+    commitment = hashlib.sha256(bytes.fromhex(seed)).hexdigest()
+    pasted = f"Game 1 begins.\nDice commitment: {commitment}\n…\nGame 1 is over.\nDice seed: {seed}\n"
+    committed = upload(client, mat, pasted).text
+    assert committed.count('class="message done verdict ok"') == 1 and "verdict wrong" not in committed
+    assert "Its SHA-256 is the <code>Dice commitment:</code> you pasted" in committed
+    other_commitment = upload(client, mat, f"Dice commitment: {'cd' * 32}\nDice seed: {seed}").text
+    assert 'class="message done verdict ok"' in other_commitment
+    assert "is none of the <code>Dice commitment:</code> lines you pasted" in other_commitment
+    assert "Yet its SHA-256 is the Dice commitment you pasted" in upload(client, tampered, pasted).text
 
     german = upload(client, mat, seed, **{"Accept-Language": "de"})
     assert 'lang="de"' in german.text and "ist der Wurf, den dieser Startwert ergibt" in german.text
