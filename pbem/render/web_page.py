@@ -78,6 +78,15 @@ def render_front_page(page: FrontView) -> str:
     return render("front.html", page.language, page=page, static="static")
 
 
+def render_help_page(page: FrontView) -> str:
+    """Every command, ``/help``: the text the ``help`` mail brings (``notices.txt``), as a reader
+    outside any game gets it (their own numbering), in the visitor's language."""
+    context = {"language": page.language, "numbering": "own", "colour": "white", "service": page.service,
+               "games_link": None}
+    module: Any = environment().get_template(f"{page.language}/notices.txt").make_module(context)
+    return render("help.html", page.language, page=page, text=str(module.help(["white"])).strip(), static="static")
+
+
 def render_verify_page(page: VerifyView) -> str:
     """The dice check ``/verify`` (``templates/<language>/verify.html``): the form, and what an
     upload proved."""

@@ -19,13 +19,14 @@ Routes (all relative, so that a reverse proxy may publish them under any prefix)
 * ``GET /w/<watch code>``: the read-only page of a game its players let friends watch (no form,
   no script); a code that names no such game gets a 404 page that says only that;
 * ``GET /``: the front page: what the service is, its address and the first mail to write;
+  ``GET /help``: every command, the text the ``help`` mail brings;
 * ``GET /verify``: a form to check the dice of a finished game; ``POST /verify`` (a ``.mat``
   file and the game's ``Dice seed:``, at most MAX_UPLOAD_BYTES) says what the seed proves of the
   file (:mod:`pbem.web.verify`).  Its CSRF token is a random one kept in a ``SameSite=Strict``
   cookie and repeated in the form (nothing secret is at stake: the check changes nothing);
 * ``GET /static/…``: the style sheet and the script (no third-party files, no fonts).
 
-The front page and ``/verify`` speak the visitor's language (``Accept-Language``: German or
+The front page, ``/help`` and ``/verify`` speak the visitor's language (``Accept-Language``: German or
 English, else the service's).
 
 A token that names no seat gets a bare 404, the same for every wrong token, and so does every
@@ -61,8 +62,8 @@ from pbem.render.templating import LANGUAGES
 from pbem.render.views import (FrontView, LadderPageView, PageAction, PageOutcome, PageResult, PageView,
                                PlayerPageView, TournamentPageView, UnsubscribeView, VerifyProblem, VerifyView,
                                WatchView)
-from pbem.render.web_page import (render_front_page, render_ladder_page, render_page, render_player_page,
-                                  render_tournament_page, render_unsubscribe_page, render_verify_page,
+from pbem.render.web_page import (render_front_page, render_help_page, render_ladder_page, render_page,
+                                  render_player_page, render_tournament_page, render_unsubscribe_page, render_verify_page,
                                   render_watch_page, web_text)
 from pbem.web.security import HEADERS, RateLimiter, address_key, csrf_token, csrf_valid, redacted
 from pbem.web.verify import verify_upload
@@ -123,6 +124,7 @@ def board_app(config: WebConfig, service: BoardService) -> Starlette:
         Route("/l/{token}", board.ladder_page, methods=["GET"]),
         Route("/w/{code}", board.watch_page, methods=["GET"]),
         Route("/", board.front_page, methods=["GET"]),
+        Route("/help", board.help_page, methods=["GET"]),
         Route("/verify", board.verify, methods=["GET", "POST"]),
         Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]
@@ -236,11 +238,19 @@ class _Board:
         return HTMLResponse(render_watch_page(page), status_code=200 if page.allowed else 404)
 
     async def front_page(self, request: Request) -> Response:
+        page = await self._front(request)
+        return HTMLResponse(render_front_page(page)) if isinstance(page, FrontView) else page
+
+    async def help_page(self, request: Request) -> Response:
+        page = await self._front(request)
+        return HTMLResponse(render_help_page(page)) if isinstance(page, FrontView) else page
+
+    async def _front(self, request: Request) -> FrontView | Response:
+        """The front page's facts in the visitor's language, or a 429 (counted per address)."""
         if not self.per_token.allow(f"front/{address_key(client_address(request.scope, self.config))}"):
             return _too_many()
         language = visitor_language(request.headers.get("accept-language"))
-        page = await asyncio.to_thread(self.service.front_page, language)
-        return HTMLResponse(render_front_page(page))
+        return await asyncio.to_thread(self.service.front_page, language)
 
     async def verify(self, request: Request) -> Response:
         """The form, or an upload checked (same origin, the cookie's CSRF token, the size bound)."""

@@ -68,6 +68,19 @@ def test_the_front_page_says_what_the_service_is_and_the_first_mail_in_the_visit
     assert german.headers["Content-Security-Policy"] == english.headers["Content-Security-Policy"]
     assert 'lang="en"' in client.get("/").text, "no Accept-Language: the service's language"
     assert client.get("/index.html").status_code == 404
+    assert 'href="help"' in english.text and 'href="help"' in german.text
+
+
+def test_every_command_on_the_web_is_the_help_mails_text(config) -> None:
+    office = PostOffice(web_config(config))
+    client = client_of(office)
+    english = client.get("/help", headers={"Accept-Language": "en"})
+    assert english.status_code == 200 and english.headers["Content-Security-Policy"]
+    assert "<h1>Every command</h1>" in english.text and "How to play backgammon by mail" in english.text
+    assert "24/18 13/9" in english.text and "invite anna@example.org match 5" in english.text
+    german = client.get("/help", headers={"Accept-Language": "de-AT"}).text
+    assert "<h1>Alle Befehle</h1>" in german and "So spielen Sie Backgammon per Mail" in german
+    assert 'href="."' in german and "<script" not in german
 
 
 @pytest.mark.parametrize(("header", "language"), [

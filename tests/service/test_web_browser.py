@@ -419,6 +419,12 @@ def test_the_front_page_speaks_the_browsers_language(browser, game) -> None:
             assert browser.find_element(By.TAG_NAME, "main").value_of_css_property("max-width") == "660px"
             if accept.startswith("en"):
                 save_shot(browser, "11-front-page")
+        browser.find_element(By.CSS_SELECTOR, '#links a[href="help"]').click()
+        WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "help"))
+        assert browser.find_element(By.TAG_NAME, "h1").text == "Alle Befehle"
+        assert browser.find_element(By.ID, "help").value_of_css_property("white-space") == "pre-wrap"
+        browser.back()
+        WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "links"))
         browser.find_element(By.CSS_SELECTOR, '#links a[href="verify"]').click()
         WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "verify"))
         assert browser.find_element(By.TAG_NAME, "h1").text == "Die Würfel eines Spiels prüfen"
