@@ -35,10 +35,7 @@ def ended_game(config) -> tuple[PostOffice, str, str]:
         players[seat].reply(players[seat].next_command(seat, last), to=last)
     table = office.table(match_id)
     seat = table.game.to_act
-    players[seat].reply("$quit", to=players[seat].last_of(table.token(seat)))
-    if office.table(match_id).status is not MatchStatus.FINISHED:  # a resignation offer to accept
-        other = players[1 - seat]
-        other.reply("accept", to=other.last_of(table.token(1 - seat)))
+    players[seat].reply("$quit", to=players[seat].last_of(table.token(seat)))  # a single game: lost at once
     assert office.table(match_id).status is MatchStatus.FINISHED
     mat = attachment(anna.last, ".mat")
     (seed,) = SEED.findall(text_of(anna.last))
