@@ -376,7 +376,7 @@ def test_after_a_tournament_my_page_lists_what_is_finished_and_my_bracket_links_
         open_page(browser, f"{served.url}/p/{page_token(anna.last)}", DESKTOP)
         rows = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
                 for row in browser.find_elements(By.CSS_SELECTOR, "#finished tbody tr")]
-        assert [row[0] for row in rows][0] == champion.name and rows[0][2].startswith("lost 0-")
+        assert rows[0][0] == champion.name and rows[0][2].startswith("lost 0-")
         assert rows[1][2] == "won 3-0" and rows[1][4].startswith("your error rate 12") and rows[1][5] == "Open .mat"
         mat = browser.find_elements(By.LINK_TEXT, ".mat")[1]
         assert mat.get_attribute("href").endswith("/match.mat") and mat.get_attribute("download") is not None
