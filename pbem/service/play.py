@@ -248,14 +248,10 @@ def _finish_match(talk: Conversation, table: Table, last: scoring.Result) -> Non
     left = None if prize is None else prizes.left_the_table(last)
     talk.event(table, EventKind.MATCH_OVER, winner, points=list(table.score.points), left=left)
     games = table.finished_games(talk.session)
-    text = matfile.match_text(games, (table.players[0].display_name, table.players[1].display_name))
-    talk.news_of(table).attachments.append(Attachment(mat_filename(table), "text/plain", text.encode("utf-8"),
-                                                      charset="utf-8"))
-
-
-def mat_filename(table: Table) -> str:
-    """The name of a match's ``.mat`` file, as its last mail attaches it and its page offers it."""
-    return f"pbem-{table.id}-{table.players[0].display_name}-{table.players[1].display_name}.mat".replace(" ", "_")
+    names = (table.players[0].display_name, table.players[1].display_name)
+    text = matfile.match_text(games, names)
+    filename = f"pbem-{table.id}-{names[0]}-{names[1]}.mat".replace(" ", "_")
+    talk.news_of(table).attachments.append(Attachment(filename, "text/plain", text.encode("utf-8"), charset="utf-8"))
 
 
 _CUBE_DECISIONS = (rules.ActionKind.DOUBLE, rules.ActionKind.TAKE, rules.ActionKind.DROP, rules.ActionKind.BEAVER)

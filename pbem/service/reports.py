@@ -47,6 +47,12 @@ def match_file(session: Session, match_id: int) -> str | None:
     return matfile.match_text(games, (table.players[0].display_name, table.players[1].display_name))
 
 
+def match_filename(table: Table) -> str:
+    """The name of a match's ``.mat`` file on its page, the one its last mail attaches it under
+    (:func:`pbem.service.play._finish_match`)."""
+    return f"pbem-{table.id}-{table.players[0].display_name}-{table.players[1].display_name}.mat".replace(" ", "_")
+
+
 def revealed_seeds(session: Session, match_id: int) -> list[str | None]:
     """The dice seeds of a match's finished games, in order (None: a game begun before seeds);
     the game in progress keeps its seed secret."""

@@ -48,7 +48,7 @@ from pbem.service.conversation import Conversation, Event, game_view, last_mail_
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
 from pbem.service.ladder_page import ladder_page
-from pbem.service.reports import match_file
+from pbem.service.reports import match_file, match_filename
 from pbem.service.player_page import PlayerPages
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import session_scope, utc_now
@@ -126,7 +126,7 @@ class WebBoard:
             if found is None:
                 return None
             text = match_file(session, found[0].id)
-            return None if text is None else (play.mat_filename(found[0]), text)
+            return None if text is None else (match_filename(found[0]), text)
 
     def front_page(self, language: str | None) -> FrontView:
         """The front page ``/``, in ``language`` (None: the service's)."""
