@@ -216,3 +216,19 @@ def test_only_the_newest_finished_matches_are_listed_and_the_page_says_how_many_
     finished = re.search(r'<table class="games" id="finished">(.*?)</table>', html, re.S).group(1)
     assert finished.count("<tr><td>") == 1 and f"<tr><td>{champion.name}</td>" in finished  # the final, newest
     assert "<p>… and 1 older match.</p>" in html
+
+
+def test_a_finished_matchs_own_page_offers_its_mat_and_the_dice_check(after_a_tournament):
+    office, anna, code, champion, anna_semi = after_a_tournament
+    semi = office.table(anna_semi.id)
+    token = semi.token(0)
+    client = client_of(office)
+    html = client.get(f"/g/{token}").text
+    assert f'<a href="{token}/match.mat" download>The match as a .mat file</a>' in html  # from /g/: /g/TOKEN/…
+    assert '<a href="../verify">check its dice</a>' in html
+    assert client.get(f"/g/{token}/match.mat").text == client.get(f"/g/{semi.token(1)}/match.mat").text
+
+
+def test_a_running_games_page_offers_no_mat_yet(games):
+    office, anna, ben, carol = games
+    assert 'id="match-file"' not in client_of(office).get(f"/g/{office.table(office.matches()[0].id).token(0)}").text
