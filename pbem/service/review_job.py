@@ -233,7 +233,7 @@ def review_letter(session: Session, config: Config, table: Table, seat: int, num
         "running": table.status is MatchStatus.RUNNING, "service": config.service,
         "web_link": None if config.web is None else config.web.link(table.token(seat)),
         "games_link": games_link(session, player, config)}
-    module = environment().get_template(f"{language}/review.txt").make_module({"language": language, **context})
+    module: Any = environment().get_template(f"{language}/review.txt").make_module({"language": language, **context})
     subject = str(module.subject()).strip()
     answering = last_mail_of(table, seat)
     return Letter(to_address=player.address, to_name=player.name, subject=subject, text=wrap_prose(str(module)),

@@ -16,8 +16,8 @@ from email.message import EmailMessage
 from typing import Any
 
 import pytest
-from post_office import (LoadedDice, Player, PostOffice, check_answers, invite_and_accept, play_turn, prose_of, recipient,
-                         text_of, token_of)
+from post_office import (LoadedDice, Player, PostOffice, check_answers, invite_and_accept, play_turn, prose_of,
+                         recipient, text_of, token_of)
 from sqlmodel import Session, select
 
 from pbem.config import WebConfig
@@ -282,7 +282,8 @@ def test_a_review_mailed_after_the_match_went_on_is_the_review_alone(config, lan
     sent = office.review()
     _set_language(office, "en")  # the scripted players read English game mails
     assert sorted(recipient(mail) for mail in sent) == [anna.address, ben.address]
-    subject = {"en": "[Backgammon] Anna – Ben: review of game 1", "de": "[Backgammon] Anna – Ben: Analyse von Spiel 1"}
+    subject = {"en": "[Backgammon] Anna – Ben: review of game 1",
+               "de": "[Backgammon] Anna – Ben: Analyse von Spiel 1"}
     alone = {"en": "This mail is the review alone and asks nothing of you.",
              "de": "Diese Mail enthält nur die Analyse; Sie müssen darauf nichts tun."}
     for mail in sent:
