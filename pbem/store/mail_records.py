@@ -82,6 +82,10 @@ class OutboundMail(SQLModel, table=True):
     """The secret of its envelope sender (``service+bounce-TAG@domain``): a bounce names it."""
 
 
+SUPERSEDED = "superseded"
+"""The start of the reason of an answer dropped unsent because a newer one about the same
+match to the same recipient shows a later state (``pbem.daemon.pipeline``)."""
+
 RAW_MAIL_TABLES = ("inbound_mail", "outbound_mail")
 
 
@@ -107,7 +111,9 @@ for _table in (InboundMail.__table__, OutboundMail.__table__):  # type: ignore[a
 
 class OutboundGivenUp(SQLModel, table=True):
     """An answer no longer tried: refused for good by the mail server, or failing past
-    ``[limits] give_up_after``.  ``pbem status`` lists these for the operator."""
+    ``[limits] give_up_after``.  ``pbem status`` lists these for the operator.  An answer
+    dropped because a newer one about the same match to the same recipient shows a later state
+    (its reason starts with :data:`SUPERSEDED`) is listed too, but is nothing to fix."""
 
     __tablename__ = "outbound_given_up"
 
@@ -164,7 +170,7 @@ def queue_mail(session: Session, message: EmailMessage, match_id: int | None = N
         "bounce_tag": tag})
     key = result.inserted_primary_key
     assert key is not None
-    queued = QueuedMail(key[0], message_id, sender, tuple(recipients), raw, now, first_attempt)
+    queued = QueuedMail(key[0], message_id, sender, tuple(recipients), raw, now, first_attempt, match_id)
     session.info.setdefault(_QUEUED, []).append(queued)
     return queued
 
@@ -180,6 +186,7 @@ class QueuedMail:
     raw: bytes
     created_at: datetime
     next_attempt_at: datetime
+    match_id: int | None = None
 
 
 _INSERT_OUTBOUND = insert(OutboundMail.__table__)  # type: ignore[attr-defined]
