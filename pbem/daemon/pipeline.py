@@ -631,7 +631,8 @@ _INBOUND_STATE = (select(InboundMail.id, InboundMail.state, InboundMail.reason)
 _UNSENT_ROW = select(OutboundMail.id).where(OutboundMail.id == bindparam("row")).where(_still_to_send())
 _OTHER, _THIS = aliased(OutboundMail), aliased(OutboundMail)
 _WAITS_BEHIND = (select(_OTHER.id).where(
-    col(_OTHER.match_id) == col(OutboundMail.match_id), cast(_OTHER.recipients, Text) == cast(OutboundMail.recipients, Text),
+    col(_OTHER.match_id) == col(OutboundMail.match_id),
+    cast(_OTHER.recipients, Text) == cast(OutboundMail.recipients, Text),
     col(_OTHER.id) < col(OutboundMail.id), col(_OTHER.sent_at).is_(None),
     col(_OTHER.id).not_in(select(OutboundGivenUp.outbound_id))).exists())
 """An earlier mail of the same conversation (match and recipients) is neither sent nor given up."""
