@@ -65,6 +65,12 @@ class OutboundMail(SQLModel, table=True):
     """A mail to send; unsent while `sent_at` is None, retried from `next_attempt_at` on."""
 
     __tablename__ = "outbound_mail"
+    __table_args__ = (
+        # The earlier mails of an answer's conversation still unsent (``pbem.daemon.pipeline``:
+        # each recipient's mails about a match go out in order): only the unsent are in it.
+        Index("ix_outbound_mail_unsent", "match_id",
+              sqlite_where=text("sent_at IS NULL"), postgresql_where=text("sent_at IS NULL")),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     message_id: str = Field(sa_type=Text, unique=True, index=True)
