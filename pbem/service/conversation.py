@@ -72,9 +72,8 @@ class News:
     attachments: list[Attachment] = field(default_factory=list)
     show_board: bool = True
     opened: bool = False
-    """The match began with this mail (an invitation, a tournament's pairing): its letters come
-    after the letters about no match, which may announce it (the round that ended, the join
-    that filled a tournament)."""
+    """The match began with this mail (a tournament's pairing): its letters come after the
+    letters about no match, which may announce it (the round that ended)."""
 
 
 @dataclass(frozen=True)

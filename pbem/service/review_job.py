@@ -43,12 +43,12 @@ from sqlmodel import Session, col, or_, select
 from pbem import assistant as pbem_assistant
 from pbem.assistant import review
 from pbem.config import Config
+from pbem.mail.composing import Letter, compose
 from pbem.periodic import PeriodicJob
+from pbem.render.templating import environment, render, wrap_prose
 from pbem.render.views import EventKind
 from pbem.rules.game import Game
 from pbem.service.assistant import is_assistant
-from pbem.mail.composing import Letter, compose
-from pbem.render.templating import environment, render, wrap_prose
 from pbem.service.bounces import undeliverable
 from pbem.service.conversation import Event, games_link, last_mail_of, render_event, shown_name
 from pbem.service.tables import Table
