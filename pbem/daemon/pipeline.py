@@ -27,9 +27,19 @@ its next attempt put SEND_LEASE ahead) and read again → sink → `sent_at`, re
 next one is sent → claim released. A failed send is retried
 with growing back-off (capped at an hour) under the same Message-ID, until the server refuses
 every recipient for good (5xx) or `give_up_after` has passed: then it is given up, logged and
-listed by `pbem status`. One mail that cannot be sent never holds up the others. A crash between
-sending and recording means the mail is sent again: at least once, and the Maildir sink makes
-that exactly once.
+listed by `pbem status`. A crash between sending and recording means the mail is sent again: at
+least once, and the Maildir sink makes that exactly once.
+
+Each recipient's mails about one match (its *conversation*: the same ``match_id`` and
+recipients) go out in the order they were queued, through retries, restarts and several daemons:
+a mail waits while an earlier one of its conversation is neither sent nor given up (an own answer
+that must wait is made due at once, for whichever outbox job sends it after the earlier one),
+and is checked again as it is claimed.  A game mail is dropped unsent (given up as
+:data:`~pbem.store.mail_records.SUPERSEDED`) when a newer mail of its conversation shows a later
+state of the game (its Message-ID's stamp) and was sent already, or when it is itself a retry
+(a first attempt that failed may have been delivered, and a later call to act is on its way):
+it would tell its reader to act on a turn that is over.  One mail that cannot be sent holds up
+only the later mails of its own conversation.
 """
 
 from __future__ import annotations
@@ -45,19 +55,21 @@ from enum import Enum
 from typing import Any
 
 from sqlalchemy.engine import Engine, Row
-from sqlalchemy import ColumnElement, and_, bindparam, insert, inspect, update
+from sqlalchemy import ColumnElement, Text, and_, bindparam, cast, insert, inspect, or_, update
+from sqlalchemy.orm import aliased
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.orm.exc import StaleDataError
 from sqlmodel import Session, col, select
 
+from pbem.mail.composing import parse_game_message_id
 from pbem.mail.connecting import PermanentRefusal
 from pbem.mail.sinks import OutboundSink
 from pbem.mail.reading import message_id_of, sender_and_subject
 from pbem.mail.sources import InboundSource, SourceMessage
 from pbem.store.attempts import AttemptJournal, MemoryJournal
 from pbem.store.db import claim, once_more_if_disconnected, session_scope, utc_now
-from pbem.store.mail_records import (InboundMail, InboundState, OutboundGivenUp, OutboundMail, hold_answers_until,
-                                     queued_mails)
+from pbem.store.mail_records import (SUPERSEDED, InboundMail, InboundState, OutboundGivenUp, OutboundMail,
+                                     hold_answers_until, queued_mails)
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +147,11 @@ class MailPipeline:
     stopping: bool = field(default=False, init=False)
     _own_answers: deque[ClaimedMail] = field(default_factory=deque, init=False)
     """The answers this pipeline's mails queued, not yet sent: its own while their lease lasts."""
+    _in_hand: set[int] = field(default_factory=set, init=False)
+    """Mails sent whose sending is being recorded: the later mails of their conversations need
+    not wait for the record."""
+    _put_off: bool = field(default=False, init=False)
+    """An own answer waits for an earlier mail of its conversation: the due mails are sent next."""
 
     def stop(self) -> None:
         """Finish the mail in hand, then take no more."""
@@ -251,7 +268,7 @@ class MailPipeline:
             _keep_record(session, inbound)
             queued = queued_mails(session)
         answers = [ClaimedMail(mail.id, mail.message_id, mail.sender, mail.recipients, mail.raw, 0,
-                               mail.created_at, _nothing, mail.next_attempt_at) for mail in queued]
+                               mail.created_at, _nothing, mail.next_attempt_at, mail.match_id) for mail in queued]
         self._own_answers.extend(answers)
         return InboxResult(Outcome(str(inbound.state)), message_id, inbound.reason,
                            tuple(answer.id for answer in answers))
@@ -287,7 +304,13 @@ class MailPipeline:
 
     async def flush_outbox(self) -> int:
         """Send this pipeline's own answers, then every due mail once; returns how many were sent."""
-        sent, last = await self.send_own_answers(), 0
+        sent = await self._send_in_turn(self._own_in_hand())
+        self._put_off = False
+        return sent + await self._send_due()
+
+    async def _send_due(self) -> int:
+        """Every due mail once, in the order they were queued."""
+        sent, last = 0, 0
         while not self.stopping:
             due = await asyncio.to_thread(self._due_ids, last)
             if not due:
@@ -298,8 +321,13 @@ class MailPipeline:
 
     async def send_own_answers(self) -> int:
         """Send the answers this pipeline's own mails queued, from memory, in the order they were
-        queued; returns how many were sent."""
-        return await self._send_in_turn(self._own_in_hand())
+        queued; returns how many were sent.  When one of them had to wait for an earlier mail of
+        its conversation (a review the review job just queued, a retry), the due mails follow."""
+        sent = await self._send_in_turn(self._own_in_hand())
+        if self._put_off:
+            self._put_off = False
+            sent += await self._send_due()
+        return sent
 
     async def send(self, outbound_ids: list[int]) -> int:
         """Send these mails, those of them that are due and nobody else claims; returns how many
@@ -340,16 +368,61 @@ class MailPipeline:
                 mail = await asyncio.to_thread(self._claim_own, answer)
             elif answer.lease_until is not None and self.clock() >= answer.lease_until:
                 mail = await asyncio.to_thread(self._claim_outbound, answer.id)
+            elif answer.match_id is not None:
+                mail = await asyncio.to_thread(self._in_turn, answer)
             else:
                 mail = answer
             if mail is not None:
                 yield mail
 
     def _claim_own(self, answer: ClaimedMail) -> ClaimedMail | None:
-        """The answer, claimed (as :meth:`_claim_outbound` claims one) if it is still unsent: two
-        statements on the claim's connection, no transaction, and the mail not read again."""
-        release = claim(self.engine, f"outbound {answer.id}", still=_UNSENT_ROW, still_params={"row": answer.id})
-        return None if release is None else replace(answer, release=release)
+        """The answer, claimed (as :meth:`_claim_outbound` claims one) if it is still unsent and
+        its turn in its conversation has come: two statements on the claim's connection, no
+        transaction, and the mail not read again."""
+        if answer.match_id is None:
+            release = claim(self.engine, f"outbound {answer.id}", still=_UNSENT_ROW, still_params={"row": answer.id})
+            return None if release is None else replace(answer, release=release)
+        rows: list[Row[Any]] = []
+        release = claim(self.engine, f"outbound {answer.id}", still=_CONVERSATION, found=rows,
+                        still_params={"row": answer.id, "match": answer.match_id})
+        if release is None:  # sent, given up, or another daemon holds it
+            return None
+        turn = _turn(rows, answer, self._in_hand)
+        if turn is _Turn.NOW:
+            return replace(answer, release=release)
+        try:
+            self._not_now(answer.id, turn)
+        finally:
+            _let_go(release, answer.message_id)
+        return None
+
+    def _in_turn(self, answer: ClaimedMail) -> ClaimedMail | None:
+        """An own answer within its lease (the only daemon, on SQLite), if its turn in its
+        conversation has come: one statement, no claim."""
+        with self.engine.connect() as connection:
+            rows = list(connection.execute(_CONVERSATION, {"row": answer.id, "match": answer.match_id}).all())
+        turn = _turn(rows, answer, self._in_hand)
+        if turn is _Turn.NOW:
+            return answer
+        self._not_now(answer.id, turn)
+        return None
+
+    def _not_now(self, outbound_id: int, turn: _Turn) -> None:
+        """A mail whose turn has not come: a later one of its conversation is made due (for the
+        outbox job that sends it after the earlier one); one superseded is given up."""
+        if turn is _Turn.GONE:
+            return
+        with session_scope(self.engine) as session:
+            if turn is _Turn.WAIT:
+                session.connection().execute(_DUE_NOW, {"row": outbound_id, "now": self.clock()})
+                self._put_off = True
+            else:
+                self._drop_superseded(session, outbound_id)
+
+    def _drop_superseded(self, session: Session, outbound_id: int) -> None:
+        if session.get(OutboundGivenUp, outbound_id) is None:
+            session.add(OutboundGivenUp(outbound_id=outbound_id, given_up_at=self.clock(), reason=_SUPERSEDED_REASON))
+        log.info("outbox row %d: dropped unsent: %s", outbound_id, _SUPERSEDED_REASON)
 
     async def _claimed(self, outbound_ids: list[int]) -> AsyncIterator[ClaimedMail]:
         for outbound_id in outbound_ids:
@@ -368,6 +441,8 @@ class MailPipeline:
         try:
             async for mail in mails:
                 error = await self._send(mail)
+                if error is None:
+                    self._in_hand.add(mail.id)
                 if recording is not None:
                     sent += await recording
                 recording = asyncio.create_task(self._record(mail, error))
@@ -387,6 +462,12 @@ class MailPipeline:
     async def _record(self, mail: ClaimedMail, error: Exception | None) -> int:
         """Record how sending went (1 if it was sent), then release the claim; a failure to
         record is logged, and the mail is due again."""
+        try:
+            return await self._record_outcome(mail, error)
+        finally:
+            self._in_hand.discard(mail.id)
+
+    async def _record_outcome(self, mail: ClaimedMail, error: Exception | None) -> int:
         try:
             if error is None:
                 await asyncio.to_thread(self._record_and_let_go, mail)
@@ -412,7 +493,7 @@ class MailPipeline:
         (one pass over the outbox tries each mail once, however the others went)."""
         with session_scope(self.engine) as session:
             query = (select(OutboundMail.id).where(_still_to_send()).where(col(OutboundMail.id) > after)
-                     .where(OutboundMail.next_attempt_at <= self.clock())
+                     .where(OutboundMail.next_attempt_at <= self.clock()).where(~_WAITS_BEHIND)
                      .order_by(col(OutboundMail.id)).limit(OUTBOX_BATCH))
             return [outbound_id for outbound_id in session.exec(query).all() if outbound_id is not None]
 
@@ -433,6 +514,13 @@ class MailPipeline:
                 row = session.exec(
                     select(OutboundMail).where(OutboundMail.id == outbound_id).where(_still_to_send())
                     .where(OutboundMail.next_attempt_at <= now)).first()
+                if row is not None and row.id is not None and row.match_id is not None:
+                    rows = session.connection().execute(_CONVERSATION, {"row": row.id, "match": row.match_id}).all()
+                    turn = _turn(list(rows), row, self._in_hand)
+                    if turn is _Turn.SUPERSEDED:
+                        self._drop_superseded(session, row.id)
+                    if turn is not _Turn.NOW:  # an earlier mail of its conversation goes first
+                        row = None
                 if row is not None and self.engine.dialect.name == "postgresql":
                     row.next_attempt_at = now + SEND_LEASE
                     session.add(row)
@@ -490,6 +578,43 @@ class ClaimedMail:
     """Lets go of the claim, once the outcome is recorded."""
     lease_until: datetime | None
     """An own answer's end of lease (None: a due answer claimed from the outbox)."""
+    match_id: int | None = None
+    """The match it is about: with its recipients, its conversation, whose mails go out in order."""
+
+
+class _Turn(Enum):
+    """Whether a mail's turn in its conversation has come."""
+
+    NOW = "now"
+    WAIT = "wait"
+    """An earlier mail of its conversation is neither sent nor given up."""
+    SUPERSEDED = "superseded"
+    GONE = "gone"
+    """Sent or given up meanwhile."""
+
+
+_SUPERSEDED_REASON = (f"{SUPERSEDED}: a newer mail to the same recipient about the same match shows a later state "
+                      "of the game")
+
+
+def _turn(rows: list[Row[Any]], mail: ClaimedMail | OutboundMail, in_hand: set[int]) -> _Turn:
+    """What :data:`_CONVERSATION` found says of ``mail``: send it now, let it wait for an
+    earlier mail, drop it as superseded, or nothing (it is gone).  A mail in ``in_hand`` was sent
+    and is being recorded."""
+    if not any(row.id == mail.id for row in rows):
+        return _Turn.GONE
+    assert mail.id is not None
+    if any(row.id < mail.id and row.id not in in_hand for row in rows):
+        return _Turn.WAIT
+    shown = parse_game_message_id(mail.message_id)
+    if shown is None:  # no state of a game (a review, a mail of no game): nothing supersedes it
+        return _Turn.NOW
+    for row in rows:
+        later = parse_game_message_id(row.message_id) if row.id > mail.id else None
+        if later is not None and (later.game_number, later.turn) > (shown.game_number, shown.turn) \
+                and (row.sent_at is not None or mail.attempts > 0):
+            return _Turn.SUPERSEDED
+    return _Turn.NOW
 
 
 def _still_to_send() -> ColumnElement[bool]:
@@ -504,6 +629,25 @@ _INBOUND_BY_MESSAGE_ID = select(InboundMail).where(InboundMail.message_id == bin
 _INBOUND_STATE = (select(InboundMail.id, InboundMail.state, InboundMail.reason)
                   .where(InboundMail.message_id == bindparam("message_id")))
 _UNSENT_ROW = select(OutboundMail.id).where(OutboundMail.id == bindparam("row")).where(_still_to_send())
+_OTHER, _THIS = aliased(OutboundMail), aliased(OutboundMail)
+_WAITS_BEHIND = (select(_OTHER.id).where(
+    col(_OTHER.match_id) == col(OutboundMail.match_id),
+    cast(_OTHER.recipients, Text) == cast(OutboundMail.recipients, Text),
+    col(_OTHER.id) < col(OutboundMail.id), col(_OTHER.sent_at).is_(None),
+    col(_OTHER.id).not_in(select(OutboundGivenUp.outbound_id))).exists())
+"""An earlier mail of the same conversation (match and recipients) is neither sent nor given up."""
+_CONVERSATION = (select(OutboundMail.id, OutboundMail.message_id, OutboundMail.sent_at)
+                 .where(col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))
+                 .where(or_(and_(col(OutboundMail.id) == bindparam("row"), col(OutboundMail.sent_at).is_(None)),
+                            and_(col(OutboundMail.match_id) == bindparam("match"),
+                                 cast(OutboundMail.recipients, Text) == select(cast(_THIS.recipients, Text))
+                                 .where(col(_THIS.id) == bindparam("row")).scalar_subquery(),
+                                 or_(and_(col(OutboundMail.id) < bindparam("row"), col(OutboundMail.sent_at).is_(None)),
+                                     col(OutboundMail.id) > bindparam("row"))))))
+"""The mail ``row`` itself while it is to be sent, and the mails of its conversation (``match``,
+and the same recipients) that are not given up: the earlier ones not sent yet, all later ones."""
+_DUE_NOW = (update(OutboundMail).where(col(OutboundMail.id) == bindparam("row"))
+            .where(col(OutboundMail.sent_at).is_(None)).values(next_attempt_at=bindparam("now")))
 _SENT = (update(OutboundMail).where(col(OutboundMail.id) == bindparam("row"))
          .values(attempts=col(OutboundMail.attempts) + 1, last_error="", sent_at=bindparam("now")))
 _NOT_SENT = (update(OutboundMail).where(col(OutboundMail.id) == bindparam("row"))

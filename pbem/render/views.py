@@ -67,6 +67,7 @@ class Notice(StrEnum):
     PRIZE_NOT_COVERED = "prize_not_covered"
     TOURNAMENT_OPENED = "tournament_opened"
     TOURNAMENT_JOINED = "tournament_joined"
+    TOURNAMENT_JOINED_LAST = "tournament_joined_last"
     TOURNAMENT_LEFT = "tournament_left"
     TOURNAMENT_UNKNOWN = "tournament_unknown"
     TOURNAMENT_NOT_OPEN = "tournament_not_open"

@@ -167,6 +167,19 @@ def places(bracket: Bracket, player: int) -> tuple[int, int] | None:
     return 2 ** out_in + 1, 2 ** (out_in + 1)
 
 
+def next_match(bracket: Bracket, player: int) -> tuple[int, int | None] | None:
+    """The round of ``player``'s next undecided match and their opponent in it (None: not known
+    yet), for the round mails; None when no match is to come for them (out, or the champion)."""
+    if knocked_out(bracket, player):
+        return None
+    for round, row in enumerate(bracket.winners):
+        for index, winner in enumerate(row):
+            pair = bracket.players(round, index)
+            if winner is None and player in pair:
+                return round, pair[1 - pair.index(player)]
+    return None
+
+
 def round_over(bracket: Bracket, round: int) -> bool:
     return all(winner is not None for winner in bracket.winners[round])
 

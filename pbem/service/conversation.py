@@ -71,6 +71,9 @@ class News:
     """Texts for the sender alone (errors, confirmations), already in their language."""
     attachments: list[Attachment] = field(default_factory=list)
     show_board: bool = True
+    opened: bool = False
+    """The match began with this mail (a tournament's pairing): its letters come after the
+    letters about no match, which may announce it (the round that ended)."""
 
 
 @dataclass(frozen=True)
@@ -228,9 +231,11 @@ class Conversation:
         """One letter per match and recipient with news, and one general answer if needed.
 
         The sender always gets an answer: their general texts go into the letter of the match
-        their mail was about when there is exactly one, else into a letter of their own.
+        their mail was about when there is exactly one, else into a letter of their own.  The
+        letters of matches that began with this mail come last (:attr:`News.opened`).
         """
         result: list[tuple[Player, Table | None, Letter]] = []
+        opened: list[tuple[Player, Table | None, Letter]] = []
         sender_tables = [news for news in self.news.values() if news.table.seat_of(self.sender) is not None]
         general = list(self.general)
         if len(sender_tables) == 1 and general and self.reply_token is None and not self.invitation_apart:
@@ -242,6 +247,7 @@ class Conversation:
         for news in self.news.values():
             table = news.table
             sender_seat = table.seat_of(self.sender)
+            letters = opened if news.opened else result
             for seat in (0, 1):
                 if seat == sender_seat and self._only_a_copy(news, seat):
                     copy_left_out = True
@@ -249,20 +255,20 @@ class Conversation:
                 elif seat == sender_seat and general and self.invitation_apart and self._nothing_new(news):
                     pass  # the answer is the invitation's own letter; this game has nothing new
                 elif seat == sender_seat:
-                    result.append((self.sender, table, self._game_letter(news, seat, reply=True)))
+                    letters.append((self.sender, table, self._game_letter(news, seat, reply=True)))
                 elif seat not in news.notify or is_assistant(table.players[seat]):
                     pass
                 elif table.players[seat].copies or self._wanted(news, seat):
-                    result.append((table.players[seat], table, self._game_letter(news, seat, reply=False)))
+                    letters.append((table.players[seat], table, self._game_letter(news, seat, reply=False)))
                 else:
                     self._keep_for_next_mail(news, seat)
         if general or (self.answer_needed
-                       and not (copy_left_out or any(player.id == self.sender.id for player, _, _ in result))):
+                       and not (copy_left_out or any(player.id == self.sender.id for player, _, _ in result + opened))):
             result.append((self.sender, None, self._general_letter(general)))
         for player, texts, token, subject in self.bulletins.values():
             if not is_assistant(player):
                 result.append((player, None, self._bulletin(player, texts, token, subject)))
-        return result
+        return result + opened
 
     def _bulletin(self, player: Player, texts: list[str], token: str | None, subject: str | None) -> Letter:
         """A letter to someone other than the sender, about no match: a thread of its own."""

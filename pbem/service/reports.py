@@ -26,7 +26,8 @@ from pbem.rules import brackets
 from pbem.rules.brackets import Bracket
 from pbem.store.game_records import (FinishedGame, MatchRecord, MatchStatus, Player, ReviewJob, Seat, TournamentEntry,
                                      TournamentRecord, TournamentStatus)
-from pbem.store.mail_records import DeliveryFailure, InboundMail, InboundState, OutboundGivenUp, OutboundMail
+from pbem.store.mail_records import (SUPERSEDED, DeliveryFailure, InboundMail, InboundState, OutboundGivenUp,
+                                     OutboundMail)
 
 EXIT_NEEDS_OPERATOR = 1
 NEXT_ALARMS = 5
@@ -225,17 +226,20 @@ def status_report(session: Session, out: TextIO, config: Config) -> int:
     incoming mails shunted or interrupted by a crash — and the schema version; returns the exit
     status, EXIT_NEEDS_OPERATOR when a mail was given up or shunted."""
     print(f"schema revision: {schema_revision(session.connection())} (this program: {head_revision()})", file=out)
-    given_up = session.exec(select(OutboundGivenUp, OutboundMail)
-                            .join(OutboundMail, col(OutboundMail.id) == OutboundGivenUp.outbound_id)
-                            .order_by(col(OutboundGivenUp.given_up_at))).all()
-    given_up_ids = {row.outbound_id for row, _ in given_up}
+    stopped = session.exec(select(OutboundGivenUp, OutboundMail)
+                           .join(OutboundMail, col(OutboundMail.id) == OutboundGivenUp.outbound_id)
+                           .order_by(col(OutboundGivenUp.given_up_at))).all()
+    given_up_ids = {row.outbound_id for row, _ in stopped}
+    given_up = [(row, mail) for row, mail in stopped if not row.reason.startswith(SUPERSEDED)]
+    superseded = len(stopped) - len(given_up)  # dropped as a newer mail showed a later state: nothing to fix
     unsent = [mail for mail in session.exec(select(OutboundMail).where(col(OutboundMail.sent_at).is_(None))
                                             .order_by(col(OutboundMail.id))).all() if mail.id not in given_up_ids]
     failing = [mail for mail in unsent if mail.attempts]
     shunted = session.exec(select(InboundMail).where(InboundMail.state == InboundState.FAILED)
                            .order_by(col(InboundMail.id))).all()
     attempts = FileJournal(config.applying_dir).interrupted() if config.applying_dir.is_dir() else []
-    print(f"outbox: {len(unsent)} unsent ({len(failing)} failing), {len(given_up)} given up", file=out)
+    print(f"outbox: {len(unsent)} unsent ({len(failing)} failing), {len(given_up)} given up"
+          + (f", {superseded} superseded" if superseded else ""), file=out)
     for mail in failing:
         print(f"  failing {mail.message_id} to {', '.join(mail.recipients)}: {mail.attempts} attempts, "
               f"next at {mail.next_attempt_at:%Y-%m-%d %H:%M} UTC; {mail.last_error}", file=out)

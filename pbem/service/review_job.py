@@ -10,7 +10,9 @@ answered at once (its letters say that the review follows).  The daemon runs
    (:class:`ReviewPool`): bgsage holds the GIL while it evaluates, so in the daemon's process
    it would stall every thread, the mails' included;
 3. in one short transaction sets ``done_at`` (only where it is still unset), stores the result
-   and queues the review mail to both players (never to the Assistant), threaded into the game.
+   and queues the review mail to both players (never to the Assistant), threaded into the game:
+   the review alone, with a link to the game's page, since the match may have gone on
+   meanwhile (:func:`review_letter`).
 
 A daemon that dies after step 1 leaves the claim behind: it is taken up again once the lease
 has passed, and since ``done_at`` and the mails are committed together, and only by the run
@@ -36,21 +38,23 @@ from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
-from sqlmodel import col, or_, select
+from sqlmodel import Session, col, or_, select
 
 from pbem import assistant as pbem_assistant
 from pbem.assistant import review
 from pbem.config import Config
+from pbem.mail.composing import Letter, compose
 from pbem.periodic import PeriodicJob
+from pbem.render.templating import environment, render, wrap_prose
 from pbem.render.views import EventKind
 from pbem.rules.game import Game
 from pbem.service.assistant import is_assistant
-from pbem.service.conversation import Conversation, last_mail_of
-from pbem.service.dice import SEEDED_DICE
-from pbem.service.inbox import send_letters
+from pbem.service.bounces import undeliverable
+from pbem.service.conversation import Event, games_link, last_mail_of, render_event, shown_name
 from pbem.service.tables import Table
 from pbem.store.db import make_engine, session_scope, utc_now
-from pbem.store.game_records import MatchRecord, ReviewJob
+from pbem.store.game_records import MatchRecord, MatchStatus, ReviewJob
+from pbem.store.mail_records import queue_mail
 
 log = logging.getLogger(__name__)
 
@@ -186,16 +190,55 @@ def finish(engine: Engine, config: Config, job_id: int, result: dict[str, Any], 
             reviews = [each.result for each in earlier if each.result is not None] + reviews
         record = session.exec(select(MatchRecord).where(MatchRecord.id == job.match_id).with_for_update()).one()
         table = Table.load(session, record)
-        seat = next(seat for seat in (0, 1) if not is_assistant(table.players[seat]))
-        talk = Conversation(session, config, table.players[seat], last_mail_of(table, seat), SEEDED_DICE, now)
-        if any(player["decisions"] for player in result["players"]):  # an empty review is left out
-            talk.event(table, EventKind.GAME_REVIEW, None, number=job.game_number, **result)
+        events = [Event(EventKind.GAME_REVIEW, None, {"number": job.game_number, **result})] \
+            if any(player["decisions"] for player in result["players"]) else []  # an empty review is left out
         if job.totals and len(reviews) > 1:
-            talk.event(table, EventKind.MATCH_REVIEW, None, **review.combine(reviews))
-        if talk.news:  # nothing to review at all (only forced moves): no mail
-            send_letters(talk)
+            events.append(Event(EventKind.MATCH_REVIEW, None, review.combine(reviews)))
+        if events:  # nothing to review at all (only forced moves): no mail
+            _mail_review(session, config, table, job.game_number, events, now)
         log.info("review of match %s, game %s mailed", job.match_id, job.game_number)
         return True
+
+
+def _mail_review(session: Session, config: Config, table: Table, number: int, events: list[Event],
+                 now: datetime) -> None:
+    """Queue the review to each player (never the Assistant), in the thread of their game.
+
+    The review alone: it is mailed after the game, when the match may have gone on, so it
+    shows no board, no identifiers and no call to act (a second "your turn" beside the game
+    mail that asked for it would be stale as soon as either is answered).  Its Message-ID
+    carries no game state, so a reply to it is read as a reply to the game mail before it.
+    """
+    for seat in (0, 1):
+        player = table.players[seat]
+        if is_assistant(player) or undeliverable(player, config):
+            continue
+        message = compose(review_letter(session, config, table, seat, number, events), config.service.address,
+                          config.service.name, now)
+        queue_mail(session, message, table.id)
+        table.add_to_thread(seat, str(message["Message-ID"]))
+        session.add(table.seats[seat])
+
+
+def review_letter(session: Session, config: Config, table: Table, seat: int, number: int,
+                  events: list[Event]) -> Letter:
+    """The review mail to ``seat``: the review in their language and numbering, the link to
+    the game's page, threaded under the last mail of their game."""
+    player = table.players[seat]
+    language = player.language or config.service.language
+    context = {
+        "me": shown_name(player, language),
+        "names": [shown_name(table.players[0], language), shown_name(table.players[1], language)],
+        "number": number, "reviews": [render_event(event, table, seat, language) for event in events],
+        "running": table.status is MatchStatus.RUNNING, "service": config.service,
+        "web_link": None if config.web is None else config.web.link(table.token(seat)),
+        "games_link": games_link(session, player, config)}
+    module: Any = environment().get_template(f"{language}/review.txt").make_module({"language": language, **context})
+    subject = str(module.subject()).strip()
+    answering = last_mail_of(table, seat)
+    return Letter(to_address=player.address, to_name=player.name, subject=subject, text=wrap_prose(str(module)),
+                  html=render("review.html", language, subject=subject, **context), language=language,
+                  token=table.token(seat), in_reply_to=answering.message_id, references=answering.references)
 
 
 async def run_reviews(engine: Engine, config: Config, compute: Compute,

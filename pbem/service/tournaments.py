@@ -11,7 +11,9 @@ match being played and loses the rest by walkover.
 The tournament's row is locked while its bracket changes, and a match's place in the bracket
 is unique: of two daemons that finish two matches at once, the second waits for the first and
 sees its result, and no pairing is ever started twice.  Every player gets a short mail at the
-end of each round, and at the end (the champion, the final).
+end of each round (what they play next, and whether it has begun), and at the end (the
+champion, the final); it comes before the first mail of a match that round's end started, as
+the answer to the join that filled the tournament comes in the joiner's first game mail.
 """
 
 from __future__ import annotations
@@ -203,9 +205,10 @@ def _join(talk: Conversation, record: TournamentRecord, entered: bool) -> None:
     talk.session.add(TournamentEntry(tournament_id=record.id, player_id=talk.sender.id, joined_at=talk.now))
     talk.session.flush()
     count = len(_players(talk.session, record))
-    _say(talk, Notice.TOURNAMENT_JOINED, record, count=count, size=record.size)
-    if count >= record.size:
-        _start(talk, record)
+    if count < record.size:
+        _say(talk, Notice.TOURNAMENT_JOINED, record, count=count, size=record.size)
+    else:
+        _start(talk, record, filled_by=talk.sender)
 
 
 def _leave(talk: Conversation, record: TournamentRecord, entered: bool) -> None:
@@ -228,9 +231,12 @@ def _start_by_organiser(talk: Conversation, record: TournamentRecord) -> None:
         _start(talk, record)
 
 
-def _start(talk: Conversation, record: TournamentRecord) -> None:
+def _start(talk: Conversation, record: TournamentRecord, filled_by: Player | None = None) -> None:
     """Seed the entrants by match rating (ties: who joined first), start the first pairings,
-    and tell each player waiting on a bye that the tournament has begun."""
+    and tell each player waiting on a bye that the tournament has begun.
+
+    ``filled_by``, the sender whose join filled it, is told so in the letter of their first
+    match (a full field has no byes), never in a letter after it."""
     entries = talk.session.exec(select(TournamentEntry, Player).join(Player, col(Player.id) == TournamentEntry.player_id)
                                 .where(TournamentEntry.tournament_id == record.id)).all()
     ranked = sorted(entries, key=lambda pair: (-pair[1].rating_match, pair[0].joined_at, pair[1].id or 0))
@@ -245,6 +251,13 @@ def _start(talk: Conversation, record: TournamentRecord) -> None:
             if (link := page_link(talk, record, player)) is not None:
                 talk.tell(player, Notice.TOURNAMENT_PAGE, link=link)
     _advance(talk, record, bracket)
+    if filled_by is not None:
+        first = next(news.table for news in talk.news.values() if news.opened
+                     and news.table.record.tournament_id == record.id and news.table.seat_of(filled_by) is not None)
+        talk.say_template(Notice.TOURNAMENT_JOINED_LAST, first, name=record.name, code=record.code, count=len(ranked),
+                          rounds=bracket.rounds)
+        if (link := page_link(talk, record, filled_by)) is not None:
+            talk.say_template(Notice.TOURNAMENT_PAGE, first, link=link)
 
 
 def _withdraw(talk: Conversation, record: TournamentRecord) -> None:
@@ -306,6 +319,7 @@ def _start_pairing(talk: Conversation, record: TournamentRecord, bracket: Bracke
     table.record.tournament_id = record.id
     table.record.tournament_round, table.record.tournament_index = pairing.round, pairing.index
     table.record.status = MatchStatus.RUNNING
+    talk.news_of(table).opened = True  # its letters come after those of the round that ended
     log.info("tournament %s: round %d, match %d started (match %s)", record.code, pairing.round + 1,
              pairing.index + 1, table.id)
     start_game(talk, table)
@@ -314,7 +328,9 @@ def _start_pairing(talk: Conversation, record: TournamentRecord, bracket: Bracke
 
 def _tell_round(talk: Conversation, record: TournamentRecord, bracket: Bracket, round: int,
                 players: dict[int, Player]) -> None:
-    """The end of ``round`` (or of the tournament), told to every player in their language."""
+    """The end of ``round`` (or of the tournament), told to every player in their language,
+    with what each plays next and whether it has begun (the pairings that are ready have been
+    started by now), and the bracket, which lists the results once."""
     champion = brackets.champion(bracket)
     for player in players.values():
         rounds_text = _rounds_text(bracket, players, talk.language(player))
@@ -324,8 +340,12 @@ def _tell_round(talk: Conversation, record: TournamentRecord, bracket: Bracket, 
             talk.tell(player, Notice.TOURNAMENT_OVER, name=record.name, code=record.code,
                       champion=players[champion].display_name, final=final, bracket=rounds_text, rounds=bracket.rounds)
         else:
+            assert player.id is not None
+            coming = brackets.next_match(bracket, player.id)
             talk.tell(player, Notice.TOURNAMENT_ROUND_OVER, name=record.name, code=record.code, number=round + 1,
-                      rounds=bracket.rounds, results=rounds_text[round], bracket=rounds_text)
+                      rounds=bracket.rounds, bracket=rounds_text,
+                      next=None if coming is None else {"round": coming[0] + 1, "opponent": None if coming[1] is None
+                                                        else players[coming[1]].display_name})
         if link is not None:
             talk.tell(player, Notice.TOURNAMENT_PAGE, link=link)
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records", "pbem.store.ledger", "pbem.store.watching")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-HEAD_REVISION = "0020"
+HEAD_REVISION = "0021"
 ALEMBIC_VERSION_TABLE = "alembic_version"
 LEGACY_VERSION_TABLE = "schema_version"
 """Where pbem before migrations recorded its schema version (2)."""
@@ -116,7 +116,7 @@ _UNLOCK = text("SELECT pg_advisory_unlock(:key)")
 
 
 def claim(engine: Engine, key: str, still: Executable | None = None,
-          still_params: dict[str, Any] | None = None) -> Callable[[], None] | None:
+          still_params: dict[str, Any] | None = None, found: list[Any] | None = None) -> Callable[[], None] | None:
     """Claim ``key`` (a mail's Message-ID) for this process; returns the function that releases
     it, or None when another process holds it.
 
@@ -126,7 +126,8 @@ def claim(engine: Engine, key: str, still: Executable | None = None,
     SQLite only one daemon runs per file (``pbem serve`` refuses a second), so every claim
     succeeds.  ``still``, on PostgreSQL: a query that must find a row once the lock is taken (the
     work is still to be done), sent on the lock's connection with no transaction around it; when
-    it finds none, the claim is let go at once and None returned (``still_params``: its values).
+    it finds none, the claim is let go at once and None returned (``still_params``: its values;
+    ``found``: a list that receives the rows it found).
     """
     if engine.dialect.name != "postgresql":
         return lambda: None
@@ -135,10 +136,14 @@ def claim(engine: Engine, key: str, still: Executable | None = None,
     if connection is None:
         return None
     try:
-        if still is not None and connection.execute(still, still_params).first() is None:
-            connection.execute(_UNLOCK, {"key": number})
-            connection.close()
-            return None
+        if still is not None:
+            rows = connection.execute(still, still_params).all()
+            if not rows:
+                connection.execute(_UNLOCK, {"key": number})
+                connection.close()
+                return None
+            if found is not None:
+                found.extend(rows)
     except BaseException:
         connection.close()
         raise

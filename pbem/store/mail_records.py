@@ -65,6 +65,12 @@ class OutboundMail(SQLModel, table=True):
     """A mail to send; unsent while `sent_at` is None, retried from `next_attempt_at` on."""
 
     __tablename__ = "outbound_mail"
+    __table_args__ = (
+        # The earlier mails of an answer's conversation still unsent (``pbem.daemon.pipeline``:
+        # each recipient's mails about a match go out in order): only the unsent are in it.
+        Index("ix_outbound_mail_unsent", "match_id",
+              sqlite_where=text("sent_at IS NULL"), postgresql_where=text("sent_at IS NULL")),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     message_id: str = Field(sa_type=Text, unique=True, index=True)
@@ -81,6 +87,10 @@ class OutboundMail(SQLModel, table=True):
     bounce_tag: str | None = Field(sa_type=Text, default=None, unique=True, index=True)
     """The secret of its envelope sender (``service+bounce-TAG@domain``): a bounce names it."""
 
+
+SUPERSEDED = "superseded"
+"""The start of the reason of an answer dropped unsent because a newer one about the same
+match to the same recipient shows a later state (``pbem.daemon.pipeline``)."""
 
 RAW_MAIL_TABLES = ("inbound_mail", "outbound_mail")
 
@@ -107,7 +117,9 @@ for _table in (InboundMail.__table__, OutboundMail.__table__):  # type: ignore[a
 
 class OutboundGivenUp(SQLModel, table=True):
     """An answer no longer tried: refused for good by the mail server, or failing past
-    ``[limits] give_up_after``.  ``pbem status`` lists these for the operator."""
+    ``[limits] give_up_after``.  ``pbem status`` lists these for the operator.  An answer
+    dropped because a newer one about the same match to the same recipient shows a later state
+    (its reason starts with :data:`SUPERSEDED`) is listed too, but is nothing to fix."""
 
     __tablename__ = "outbound_given_up"
 
@@ -164,7 +176,7 @@ def queue_mail(session: Session, message: EmailMessage, match_id: int | None = N
         "bounce_tag": tag})
     key = result.inserted_primary_key
     assert key is not None
-    queued = QueuedMail(key[0], message_id, sender, tuple(recipients), raw, now, first_attempt)
+    queued = QueuedMail(key[0], message_id, sender, tuple(recipients), raw, now, first_attempt, match_id)
     session.info.setdefault(_QUEUED, []).append(queued)
     return queued
 
@@ -180,6 +192,7 @@ class QueuedMail:
     raw: bytes
     created_at: datetime
     next_attempt_at: datetime
+    match_id: int | None = None
 
 
 _INSERT_OUTBOUND = insert(OutboundMail.__table__)  # type: ignore[attr-defined]

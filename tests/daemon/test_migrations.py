@@ -140,6 +140,7 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
                       "rating_counts"):
             connection.execute(text(f"DROP TABLE {table}"))
         _indexes_before_0020(connection)
+        connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
         connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
     assert upgrade_schema(engine) == (before, head_revision())
     with engine.connect() as connection:
@@ -169,6 +170,7 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
     with engine.begin() as connection:  # back to revision 0019, with rated players and mails
         connection.execute(text("DROP TABLE rating_counts"))
         _indexes_before_0020(connection)
+        connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
         connection.execute(text("UPDATE alembic_version SET version_num = '0019'"))
         for number, (casual, match) in enumerate(((1490.0, 0), (1510.0, 3), (1511.5, 5), (1500.0, 0))):
             connection.execute(text("INSERT INTO players (address, name, numbering, refuses_invitations, autoroll, "
@@ -183,7 +185,7 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
                                     "reason, processed_at, pruned_at) VALUES (:id, 'anna@example.org', 'Re: game', "
                                     ":raw, '2030-01-01', 'applied', 'why', '2030-01-01', :pruned)"),
                                {"id": f"<{number}@example.org>", "raw": b"" if pruned else b"mail", "pruned": pruned})
-    assert upgrade_schema(engine) == ("0019", "0020")
+    assert upgrade_schema(engine) == ("0019", head_revision())
     with engine.connect() as connection:
         counts = connection.execute(text("SELECT kind, band, players FROM rating_counts ORDER BY kind, band")).all()
         mails = connection.execute(text("SELECT sender, subject, reason FROM inbound_mail ORDER BY message_id")).all()
@@ -192,3 +194,19 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
     indexes = {index["name"] for table in ("players", "inbound_mail") for index in inspect(engine).get_indexes(table)}
     assert {"ix_players_rated_prize", "ix_inbound_mail_unpruned"} <= indexes
     assert not {"ix_players_rating_prize", "ix_inbound_mail_pruned_at"} & indexes
+
+
+def test_revision_0021_indexes_the_unsent_mails_by_match(engine):
+    """Issue 33: an answer about a match waits for the earlier unsent mails of its conversation,
+    found by a partial index of the unsent mails, not by reading every mail of the match."""
+    from sqlalchemy import inspect, text
+
+    from pbem.store.db import upgrade_schema
+
+    with engine.begin() as connection:
+        connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0020'"))
+    assert upgrade_schema(engine) == ("0020", "0021")
+    (index,) = [index for index in inspect(engine).get_indexes("outbound_mail")
+                if index["name"] == "ix_outbound_mail_unsent"]
+    assert index["column_names"] == ["match_id"]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbem.rules.brackets import (SIZES, Bracket, BracketError, bracket_rounds, bracket_size, champion, current_round,
-                                 new_bracket, ready, record_result, round_over, seed_order, withdraw)
+                                 new_bracket, next_match, ready, record_result, round_over, seed_order, withdraw)
 
 
 def test_the_standard_seed_order():
@@ -114,6 +114,17 @@ def test_a_result_must_name_a_player_of_that_match_and_stands_once_given():
         record_result(bracket, 0, 0, 1)
     with pytest.raises(BracketError):
         record_result(bracket, 5, 0, 1)
+
+
+def test_each_players_next_match_is_its_round_and_the_opponent_once_known():
+    bracket = new_bracket([1, 2, 3, 4, 5])  # byes for 1, 2, 3; Dora (4) meets Erik (5)
+    assert [next_match(bracket, player) for player in (1, 2, 3, 4, 5)] == [(1, None), (1, 3), (1, 2), (0, 5), (0, 4)]
+    bracket = record_result(bracket, 0, 1, 5)
+    assert [next_match(bracket, player) for player in (1, 4, 5)] == [(1, 5), None, (1, 1)]
+    bracket = record_result(record_result(bracket, 1, 0, 1), 1, 1, 3)
+    assert [next_match(bracket, player) for player in (1, 2, 3)] == [(2, 3), None, (2, 1)]
+    bracket = withdraw(bracket, 3)  # the final is lost by walkover: nobody has a match to come
+    assert champion(bracket) == 1 and [next_match(bracket, player) for player in (1, 3)] == [None, None]
 
 
 def test_the_bracket_as_text():

@@ -23,6 +23,7 @@ from sqlmodel import Session, select
 
 from pbem.config import Config, load_config
 from pbem.daemon.pipeline import MailPipeline
+from pbem.mail.composing import parse_game_message_id
 from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, read_mail_file
 from pbem.mail.sinks import MaildirSink
 from pbem.mail.sources import MaildirSource
@@ -217,8 +218,10 @@ class Player:
         self.office.players.append(self)
 
     def last_of(self, token: str | None) -> EmailMessage | None:
-        """The last mail of the game with this token (None: of no game) in the inbox."""
-        return next((mail for mail in reversed(self.inbox) if token_of(mail) == token), None)
+        """The last mail of the game with this token (None: of no game) in the inbox; a review,
+        which shows no state and says it asks nothing (its Message-ID names none), is passed over."""
+        return next((mail for mail in reversed(self.inbox) if token_of(mail) == token
+                     and (token is None or not is_review(mail))), None)
 
     def next_command(self, seat: int, mail: EmailMessage | None = None) -> str | None:
         """What a simple player answers to a mail: roll, take, or the first legal move."""
@@ -245,6 +248,12 @@ def office_with_credits(data_dir: Path, database_table: str, start: int, name: s
     config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n'
                            f'{database_table}[credits]\nstart = {start}\n', encoding="utf-8")
     return config_file, PostOffice(load_config(config_file), LoadedDice(seed=1))
+
+
+def is_review(mail: EmailMessage) -> bool:
+    """A review mail: in a game's thread (its token), but its Message-ID names no game state."""
+    return token_of(mail) is not None and parse_game_message_id(str(mail["Message-ID"])) is None \
+        and not is_confirmation(mail)
 
 
 def is_confirmation(mail: EmailMessage) -> bool:

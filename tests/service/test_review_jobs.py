@@ -16,16 +16,18 @@ from email.message import EmailMessage
 from typing import Any
 
 import pytest
-from post_office import prose_of, LoadedDice, Player, PostOffice, invite_and_accept, recipient, text_of
+from post_office import (LoadedDice, Player, PostOffice, check_answers, invite_and_accept, play_turn, prose_of,
+                         recipient, text_of, token_of)
 from sqlmodel import Session, select
 
+from pbem.config import WebConfig
 from pbem.daemon.scheduler import Daemon
 from pbem.periodic import PeriodicJob
 from pbem.mail.local_client import deliver_to_maildir
 from pbem.service.reports import status_report
 from pbem.service.review_job import CLAIM_LEASE, MAX_ATTEMPTS, claim, finish, in_process, review_of, run_reviews
 from pbem.store.db import utc_now
-from pbem.store.game_records import MatchStatus, ReviewJob
+from pbem.store.game_records import MatchStatus, Player as PlayerRow, ReviewJob
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail
 
 WAIT_SECONDS = 60
@@ -257,3 +259,58 @@ def test_the_totals_leave_out_an_empty_last_game(config) -> None:
     to_anna = [text_of(mail) for mail in sent if recipient(mail) == anna.address]
     assert "Review of game 1 by" in to_anna[0]
     assert "Review of all 2 games" in to_anna[-1] and "Review of game 2" not in to_anna[-1]
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_a_review_mailed_after_the_match_went_on_is_the_review_alone(config, language: str) -> None:
+    """Issue 33: the review of game 1 comes while game 2 is played.  It shows no board, no
+    identifiers, no dice and no call to act (the game mails ask for each turn once), links to the
+    game's page and threads into the game; the players go on from their game mails, and a reply
+    to the review itself is answered with the position as it is now."""
+    office = PostOffice(config.model_copy(update={"web": WebConfig(base_url="https://bg.example.org")}),
+                        LoadedDice(seed=3))
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org games 3")
+    _one_move_then_resign(office, match_id, (anna, ben))  # game 1 over; game 2 begins
+    for _ in range(4):
+        play_turn(office, (anna, ben), match_id)
+    table = office.table(match_id)
+    assert table.record.game_number == 2 and table.status is MatchStatus.RUNNING
+    thread = {player.address: table.thread(seat) for seat, player in enumerate((anna, ben))}
+    _set_language(office, language)
+    sent = office.review()
+    _set_language(office, "en")  # the scripted players read English game mails
+    assert sorted(recipient(mail) for mail in sent) == [anna.address, ben.address]
+    subject = {"en": "[Backgammon] Anna – Ben: review of game 1",
+               "de": "[Backgammon] Anna – Ben: Analyse von Spiel 1"}
+    alone = {"en": "This mail is the review alone and asks nothing of you.",
+             "de": "Diese Mail enthält nur die Analyse; Sie müssen darauf nichts tun."}
+    for mail in sent:
+        text, seat = text_of(mail), (anna.address, ben.address).index(recipient(mail))
+        assert str(mail["Subject"]) == subject[language]
+        assert ("Review of game 1 by the bgsage engine" if language == "en" else "Analyse von Spiel 1 durch") in text
+        assert alone[language] in prose_of(mail)
+        for stale in ("Position ID", "Match ID", "+---", "Your turn", "Reply with your move", "roll  or  double",
+                      "Sie sind am Zug", "Antworten Sie mit Ihrem Zug"):
+            assert stale not in text, f"{stale!r} in the review:\n{text}"
+        assert f"https://bg.example.org/g/{table.token(seat)}" in text
+        assert mail["In-Reply-To"] == thread[recipient(mail)][-1]  # in the game's thread
+        assert str(mail["References"]).split()[-1] == thread[recipient(mail)][-1]
+        assert token_of(mail) == table.token(seat)
+        assert not mail.get_payload() or all(part.get_content_type() != "image/png" for part in mail.walk())
+    for _ in range(2):  # the game goes on from the game mails, which are still the newest calls to act
+        sent = play_turn(office, (anna, ben), match_id)
+        assert all("older mail" not in prose_of(mail) and "älteren Mail" not in prose_of(mail) for mail in sent)
+    review_to_ben = next(mail for mail in ben.inbox if str(mail["Subject"]) == subject[language])
+    answer = ben.reply("board" if language == "en" else "brett", to=review_to_ben)
+    check_answers(office, ben.outbox[-1], answer)
+    assert [recipient(mail) for mail in answer] == [ben.address]
+
+
+def _set_language(office: PostOffice, language: str) -> None:
+    with Session(office.engine) as session:
+        for row in session.exec(select(PlayerRow)).all():
+            row.language = language
+            session.add(row)
+        session.commit()

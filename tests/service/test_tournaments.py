@@ -7,7 +7,7 @@ import re
 from email.message import EmailMessage
 
 import pytest
-from post_office import LoadedDice, Player, PostOffice, prose_of, recipient, text_of
+from post_office import LoadedDice, Player, PostOffice, check_answers, prose_of, recipient, text_of, token_of
 from sqlmodel import Session, select
 
 from pbem.store.game_records import MatchRecord, MatchStatus, Player as PlayerRow, TournamentRecord
@@ -334,3 +334,114 @@ def test_a_tournament_match_lost_on_time_sends_the_winner_on(office):
     final = matches(office)[-1]
     assert final.tournament_round == 1 and final.status == "running"
     assert "the semi-finals are over" in prose_of(players[0].last)
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_the_join_that_fills_a_knockout_is_told_in_the_first_game_mail(office, language):
+    """Issue 33: the last joiner got "4 of 4 players so far; it begins when it is full" after
+    their first game mail.  Now their answer is that game mail, and it says the field is full."""
+    anna, ben, carla, dora = people(office, 4)
+    (answer,) = anna.write_confirmed("tournament new Spring knockout 4 match 1")
+    code = code_in(answer)
+    for player in (ben, carla):
+        (joined,) = player.write_confirmed(f"tournament join {code}")
+        assert "players so far" in prose_of(joined)
+    join = f"tournament join {code}" if language == "en" else f"turnier teilnehmen {code}"
+    sent = dora.write_confirmed(join, yes="yes" if language == "en" else "ja")
+    check_answers(office, dora.outbox[-1], sent)
+    (first,) = dora.answers(sent)  # one mail: the first game mail of her match, with the join in it
+    (match,) = [m for m in matches(office) if "dora@example.org" in {p.address for p in office.table(m.id).players}]
+    table = office.table(match.id)
+    seat = next(seat for seat, seated in enumerate(table.players) if seated.address == dora.address)
+    assert token_of(first) == table.token(seat)
+    filled = {"en": f"You joined the tournament Spring ({code}) and filled it: it is full and has begun, 4 players, "
+                    "2 rounds. This mail starts your first match.",
+              "de": f"Sie sind dem Turnier Spring ({code}) beigetreten und haben es damit gefüllt: es hat begonnen, "
+                    "4 Spieler, 2 Runden. Mit dieser Mail beginnt Ihre erste Partie."}
+    assert filled[language] in prose_of(first)
+    assert "so far" not in prose_of(first) and "bisher" not in prose_of(first)
+    assert ("a semi-final" if language == "en" else "ein Halbfinale") in prose_of(first)
+
+
+def test_a_round_mail_says_what_each_plays_next_before_the_mail_of_that_match(office):
+    """Issue 33: a finalist got "the semi-finals are over" after the first mail of her final,
+    which it did not mention, with the round's results twice.  Now every round mail says what
+    its reader plays next and whether it has begun, comes before the first mail of that match,
+    and lists each result once; here the winner of the last semi-final ends it herself."""
+    players = people(office, 4)
+    by_address = {player.address: player for player in players}
+    (answer,) = players[0].write_confirmed("tournament new Spring knockout 4 match 1")
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code_in(answer)}")
+    semi_a, semi_b = matches(office)
+    sent = finish(office, by_address, semi_a, _first_of(office, semi_a))
+    assert not any("are over" in prose_of(mail) for mail in sent)  # the other semi-final still runs
+    table = office.table(semi_b.id)
+    winner, loser = (by_address[p.address] for p in table.players)
+    loser.reply("resign single", to=loser.last_of(table.token(1)))  # the winner's accept ends the semi-final
+    sent = winner.reply("accept", to=winner.last_of(table.token(0)))
+    final = matches(office)[-1]
+    finalists = [by_address[p.address] for p in office.table(final.id).players]
+    assert winner in finalists
+    final_table = office.table(final.id)
+    for seat, finalist in enumerate(finalists):
+        mails = finalist.answers(sent)
+        round_mail = next(i for i, mail in enumerate(mails) if "the semi-finals are over" in prose_of(mail))
+        game_mail = next(i for i, mail in enumerate(mails) if token_of(mail) == final_table.token(seat))
+        assert round_mail < game_mail, [str(mail["Subject"]) for mail in mails]
+        opponent = finalists[1 - seat].name
+        text = prose_of(mails[round_mail])
+        assert f"Your next match has begun: the final against {opponent}. Play it in its own game mails." in text
+        for line in _result_lines(office, semi_a, semi_b):
+            assert text.count(line) == 1, (line, text)
+    for player in players:
+        if player not in finalists:
+            (told,) = [mail for mail in player.inbox if "the semi-finals are over" in prose_of(mail)]
+            assert "You are out of the tournament; the result of each round still comes by mail." in prose_of(told)
+
+
+def test_a_round_mail_to_a_player_whose_next_opponent_is_not_known_says_so(office):
+    """Eight players: the first semi-final is played before the last quarter-final ends, so its
+    winner is told, when round 1 ends, that the final begins once the opponent is known."""
+    players = people(office, 8)
+    by_address = {player.address: player for player in players}
+    (answer,) = players[0].write_confirmed("tournament new Summer knockout 8 match 1")
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code_in(answer)}")
+    quarters = matches(office)
+    assert len(quarters) == 4
+    bracket = tournament(office).bracket
+    feeding_first_semi = [m for m in quarters if m.tournament_index in (0, 1)]
+    for match in feeding_first_semi:
+        finish(office, by_address, match, _first_of(office, match))
+    semi = matches(office)[-1]
+    assert semi.tournament_round == 1 and bracket["winners"][0] == [None] * 4
+    semi_winner = _first_of(office, semi)
+    finish(office, by_address, semi, semi_winner)
+    for match in quarters:
+        if match not in feeding_first_semi:
+            finish(office, by_address, match, _first_of(office, match))
+    told = next(mail for mail in reversed(by_address[semi_winner].inbox) if "round 1 is over" in prose_of(mail))
+    assert "Your next match is the final; it begins with a game mail of its own as soon as your opponent is known." \
+        in prose_of(told)
+    second_semi = matches(office)[-1]
+    for player in office.table(second_semi.id).players:
+        told = next(mail for mail in reversed(by_address[player.address].inbox) if "round 1 is over" in prose_of(mail))
+        assert "Your next match has begun: a semi-final against" in prose_of(told)
+
+
+def _first_of(office: PostOffice, match: MatchRecord) -> str:
+    """The address of the match's first player (the test's chosen winner)."""
+    return office.table(match.id).players[0].address
+
+
+def _result_lines(office: PostOffice, *decided: MatchRecord) -> list[str]:
+    """Each decided match as the bracket writes it: ``Anna – Ben: Anna``."""
+    lines = []
+    for match in decided:
+        table = office.table(match.id)
+        with Session(office.engine) as session:
+            names = [session.get(PlayerRow, player.id).display_name for player in table.players]
+        winner = names[0] if table.score.points[0] > table.score.points[1] else names[1]
+        lines.append(f"{names[0]} – {names[1]}: {winner}")
+    return lines
