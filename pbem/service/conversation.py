@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from pbem import commands
 from pbem.config import Config
 from pbem.mail.composing import Attachment, InlineImage, Letter, new_content_id
 from pbem.mail.reading import new_token, reply_address
@@ -85,11 +86,35 @@ ERRORS_WITHOUT_HELP = frozenset((
     "game_over", "not_your_turn", "cube_not_yours", "crawford_game", "cube_at_cap", "dead_cube",
     "beaver_not_allowed", "draw_already_offered", "no_draw_offered", "invalid_dice", "nothing_to_answer",
     "no_resignation_offered",
-    "prize", "prize-amount", "prize-only", "prize-repeated",
+    "prize", "prize-amount", "prize-only", "prize-repeated", "watchers-switch",
 ))
 """Codes of ``pbem.rules.game`` about the state of the game, not about how a command is written,
 and those of a prize invitation, whose reason already names every accepted form: the short help
 (how to write moves, roll or double, take or drop) does not follow them."""
+
+
+REFUSALS = frozenset((
+    Notice.CANNOT_INVITE_YOURSELF, Notice.CANNOT_INVITE_SERVICE, Notice.INVITEE_REFUSES, Notice.INVITEE_UNDELIVERABLE,
+    Notice.INVITATION_LIMIT, Notice.INVITEE_NOT_A_PERSON, Notice.INVITEE_LIMIT, Notice.NOT_CONFIRMED,
+    Notice.TWO_GAMES_NAMED, Notice.TOO_LARGE, Notice.FOREIGN_TOKEN, Notice.NO_GAME_NAMED, Notice.NOT_INVITED,
+    Notice.MATCH_NOT_OVER, Notice.MATCH_NOT_RUNNING, Notice.ASSISTANT_UNAVAILABLE, Notice.SETTLE_UNAVAILABLE,
+    Notice.VACATION_REFUSED, Notice.PRIZE_NOT_ALLOWED, Notice.PRIZE_NOT_WITH_ASSISTANT, Notice.PRIZE_NOT_COVERED,
+    Notice.TOURNAMENT_UNKNOWN, Notice.TOURNAMENT_NOT_OPEN, Notice.TOURNAMENT_ALREADY_IN, Notice.TOURNAMENT_NOT_IN,
+    Notice.TOURNAMENT_NOT_ORGANISER, Notice.TOURNAMENT_TOO_FEW, Notice.TOURNAMENT_OVER_ALREADY,
+    Notice.TOURNAMENT_OUT_ALREADY, Notice.LADDER_EXISTS, Notice.LADDER_UNKNOWN, Notice.LADDER_NOT_ON,
+    Notice.LADDER_WHICH, Notice.LADDER_NO_SUCH_PLAYER, Notice.LADDER_OUT_OF_REACH, Notice.LADDER_BUSY,
+    Notice.WATCHERS_NEED_GAME, Notice.WATCH_NOT_ALLOWED, Notice.WATCH_OWN_GAME, Notice.WATCH_LIMIT_GAME,
+    Notice.WATCH_LIMIT_ADDRESS, Notice.WATCHER_CANNOT_ACT,
+))
+"""Notices that say something was not done: a general letter they begin is titled as a refusal."""
+MAX_QUOTED_LINE = 60
+"""Characters of a refused command line that its answer quotes, at most."""
+
+
+def _quoted_line(line: str) -> str:
+    """A refused line as its answer quotes it: on one line, cut to :data:`MAX_QUOTED_LINE`."""
+    line = " ".join(line.split())
+    return line if len(line) <= MAX_QUOTED_LINE else line[: MAX_QUOTED_LINE - 1] + "…"
 
 
 _TOLD_LATER = frozenset((EventKind.ROLLED, EventKind.CANNOT_MOVE, EventKind.MOVED, EventKind.AUTOMOVED))
@@ -133,6 +158,9 @@ class Conversation:
     letter that would only repeat it is left out, as with ``copies off``."""
     automatic: bool = False
     """Events recorded now are done by the service (:func:`pbem.service.play.advance`)."""
+    general_subject: str | None = None
+    """The subject of the sender's general letter: that of its first text that has one (a
+    tournament opened, a ladder's standing, a refusal…); else "Your mail to …"."""
     bulletins: dict[int, tuple[Player, list[str], str | None, str | None]] = field(default_factory=dict)
     """Texts for players other than the sender, about no one match (a tournament's round), by
     player id, with the confirmation token of the letter's Reply-To if it asks for a ``yes``,
@@ -162,6 +190,20 @@ class Conversation:
     def say_template(self, macro: Notice, table: Table | None = None, **context: Any) -> None:
         """Tell the sender one of the ``notices.txt`` texts."""
         self.say(self.notice(macro, **context), table)
+        if table is None:
+            self.name_answer(macro, **context)
+
+    def name_answer(self, macro: Notice, **context: Any) -> None:
+        """Give the sender's general letter the subject of ``macro`` (its ``subject_…`` macro, or
+        the refusals' one), unless an earlier text named it already."""
+        if self.general_subject is not None:
+            return
+        module = _module("notices.txt", self.language(self.sender), self.sender_context())
+        named = getattr(module, f"subject_{macro}", None)
+        if named is not None:
+            self.general_subject = str(named(**context)).strip()
+        elif macro in REFUSALS:
+            self.general_subject = str(module.subject_refusal()).strip()
 
     def notice(self, macro: Notice, **context: Any) -> str:
         module = _module("notices.txt", self.language(self.sender), self.sender_context())
@@ -186,12 +228,22 @@ class Conversation:
             self.bulletins[player.id] = (held, texts, token, subject)
         texts.append(text)
 
-    def error(self, code: str, details: dict[str, Any] | str, table: Table | None = None, seat: int = 0) -> None:
-        """Tell the sender why something could not be done, in their words and numbering; the
-        short help follows, unless the error is about the game's state, which no help fixes."""
+    def error(self, code: str, details: dict[str, Any] | str, table: Table | None = None, seat: int = 0,
+              line: str | None = None) -> None:
+        """Tell the sender why something could not be done, in their words and numbering.  A
+        command ``line`` that was refused is quoted first, so that the answer names what it refuses;
+        the short help (how to write moves, roll, take) follows only an error about playing: not
+        one about the game's state, which no help fixes, nor one of a command about no game
+        (an invitation, a tournament, a ladder, watching), which its reason already shows how to write."""
         numbering = Numbering(self.sender.numbering)
-        self.say(explain(code, details, self.language(self.sender), numbering, Colour.of_seat(seat)), table)
-        if code not in ERRORS_WITHOUT_HELP:
+        reason = explain(code, details, self.language(self.sender), numbering, Colour.of_seat(seat))
+        if line is not None:
+            reason = self.notice(Notice.REFUSED, line=_quoted_line(line), reason=reason)
+        self.say(reason, table)
+        if table is None and self.general_subject is None:
+            module = _module("notices.txt", self.language(self.sender), self.sender_context())
+            self.general_subject = str(module.subject_refusal(line=_quoted_line(line or ""))).strip()
+        if code not in ERRORS_WITHOUT_HELP and not (line is not None and commands.about_no_game(line)):
             self.erred.add(None if table is None else table.id)
 
     def help_text(self, table: Table | None, short: bool = False) -> str:
@@ -314,7 +366,7 @@ class Conversation:
         if None in self.erred:
             texts = [*texts, self.help_text(None, short=True)]
         context = self.sender_context()
-        subject = str(_module("notices.txt", language, context).subject_general()).strip()
+        subject = self.general_subject or str(_module("notices.txt", language, context).subject_general()).strip()
         text = render("notice.txt", language, texts=texts, **context)
         return Letter(
             to_address=self.sender.address,
