@@ -109,12 +109,16 @@ REFUSALS = frozenset((
 """Notices that say something was not done: a general letter they begin is titled as a refusal."""
 MAX_QUOTED_LINE = 60
 """Characters of a refused command line that its answer quotes, at most."""
+MAX_SUBJECT_LINE = 38
+"""Characters of a refused line that the subject quotes: the subject stays within one header
+line of 78 characters (a longer one is folded, and read back with a leading space)."""
 
 
-def _quoted_line(line: str) -> str:
-    """A refused line as its answer quotes it: on one line, cut to :data:`MAX_QUOTED_LINE`."""
+def _quoted_line(line: str, limit: int = MAX_QUOTED_LINE) -> str:
+    """A refused line as its answer quotes it: on one line, cut after a word to ``limit`` characters
+    (the mark of the cut is ASCII: a subject's non-ASCII word is encoded, and spaced oddly)."""
     line = " ".join(line.split())
-    return line if len(line) <= MAX_QUOTED_LINE else line[: MAX_QUOTED_LINE - 1] + "…"
+    return line if len(line) <= limit else line[: limit - 3].rsplit(" ", 1)[0] + "..."
 
 
 _TOLD_LATER = frozenset((EventKind.ROLLED, EventKind.CANNOT_MOVE, EventKind.MOVED, EventKind.AUTOMOVED))
@@ -242,7 +246,7 @@ class Conversation:
         self.say(reason, table)
         if table is None and self.general_subject is None:
             module = _module("notices.txt", self.language(self.sender), self.sender_context())
-            self.general_subject = str(module.subject_refusal(line=_quoted_line(line or ""))).strip()
+            self.general_subject = str(module.subject_refusal(line=_quoted_line(line or "", MAX_SUBJECT_LINE))).strip()
         if code not in ERRORS_WITHOUT_HELP and not (line is not None and commands.about_no_game(line)):
             self.erred.add(None if table is None else table.id)
 
