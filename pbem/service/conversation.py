@@ -389,9 +389,9 @@ class Conversation:
         table = news.table
         player = table.players[seat]
         language = self.language(player)
-        view = game_view(table, seat, self.config, self.now)
         waiting = [Event.from_dict(document) for document in table.seats[seat].news]
         table.seats[seat].news = []
+        view = game_view(table, seat, self.config, self.now, move_told=tells_move(1 - seat, [*waiting, *news.events]))
         events = [render_event(event, table, seat, language) for event in [*waiting, *news.events]]
         texts = news.for_sender if reply else []
         if reply and table.id in self.erred:
@@ -494,6 +494,15 @@ def _module(template: str, language: str, context: dict[str, Any]) -> Any:
     return environment().get_template(f"{language}/{template}").make_module({"language": language, **context})
 
 
+_MOVES_TOLD = frozenset((EventKind.MOVED, EventKind.AUTOMOVED, EventKind.CANNOT_MOVE))
+
+
+def tells_move(mover: int, events: list[Event]) -> bool:
+    """The events tell a move (or a roll that could not move) of ``mover``: what the board's last
+    move line would say again."""
+    return any(event.kind in _MOVES_TOLD and event.seat == mover for event in events)
+
+
 def render_event(event: Event, table: Table, seat: int, language: str) -> str:
     """One event worded for ``seat``: "you" for their own actions, the opponent's name else."""
     numbering = table.numbering(seat)
@@ -526,8 +535,10 @@ def play_texts(before: Position, play: Play, mover: int) -> dict[str, str]:
     return {numbering.value: format_play(before, play, numbering, colour) for numbering in Numbering}
 
 
-def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameView:
-    """Everything a game letter shows, from ``seat``'s side: board, score, clocks, what to do next."""
+def game_view(table: Table, seat: int, config: Config, now: datetime, move_told: bool = False) -> GameView:
+    """Everything a game letter shows, from ``seat``'s side: board, score, clocks, what to do next.
+    ``move_told``: the letter tells the opponent's last move among its events, so the board does
+    not say it again."""
     player = table.players[seat]
     opponent = table.players[1 - seat]
     numbering = table.numbering(seat)
@@ -565,6 +576,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         if plays:
             example = format_play(game.board, example_play(plays.values()), numbering, colour)
     board = game.board if game.seat == seat else game.board.swap()
+    crawford = game.crawford and table.status is not MatchStatus.FINISHED  # no Crawford game on a finished match
     # The score before this game, except after the last game, when the final score stands.
     points = table.score.points if table.status is MatchStatus.FINISHED else game.score
     score_points = scoring.seen_from(points, seat)
@@ -585,9 +597,10 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
             length=rules.length if rules.format in (scoring.Format.MATCH, scoring.Format.GAMES) else None,
             viewer=score_points[0],
             opponent=score_points[1],
-            crawford=game.crawford,
+            crawford=crawford,
         ),
         last_move=_last_move(game, seat),
+        last_move_told=move_told,
     )
     return replace(
         view,
@@ -597,7 +610,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         offered=game.cube * 2,
         beavered=game.beavered,
         beaver_allowed=not game.beavered and cube_rules.beaver_refusal(rules, game.cube * 2) is None,
-        crawford=game.crawford,
+        crawford=crawford,
         ids={"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))},
         board=render_text_board(board_view, language),
         board_view=board_view,

@@ -32,7 +32,7 @@ from pbem.rules.notation import Numbering
 from pbem.rules.scoring import MatchRules
 from pbem.service import bounces
 from pbem.service.assistant import is_assistant
-from pbem.service.conversation import MAX_WAITING_NEWS, Conversation, Event, game_view, shown_name
+from pbem.service.conversation import MAX_WAITING_NEWS, Conversation, Event, game_view, shown_name, tells_move
 from pbem.service.tables import Table, locked_match
 from pbem.store.game_records import MatchRecord, MatchStatus, Player, Seat
 from pbem.store.mail_records import queue_mail
@@ -266,7 +266,7 @@ def watch_view(table: Table, code: str, config: Config, language: str, now: date
     with both players named (never "you")."""
     names = (shown_name(table.players[0], language), shown_name(table.players[1], language))
     game = table.game
-    seen = game_view(table, 0, config, now)
+    seen = game_view(table, 0, config, now, move_told=tells_move(1, list(events)))
     board_view = None if seen.board_view is None else replace(
         seen.board_view, numbering=Numbering.OWN, viewer_name=names[0], opponent_name=names[1], spectator=True)
     running = table.status is MatchStatus.RUNNING and game is not None and game.phase is not game_rules.Phase.OVER
