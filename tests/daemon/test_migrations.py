@@ -168,6 +168,7 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
 
     with engine.begin() as connection:  # back to revision 0019, with rated players and mails
         connection.execute(text("DROP TABLE rating_counts"))
+        connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))  # what 0021 adds
         _indexes_before_0020(connection)
         connection.execute(text("UPDATE alembic_version SET version_num = '0019'"))
         for number, (casual, match) in enumerate(((1490.0, 0), (1510.0, 3), (1511.5, 5), (1500.0, 0))):
@@ -183,7 +184,7 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
                                     "reason, processed_at, pruned_at) VALUES (:id, 'anna@example.org', 'Re: game', "
                                     ":raw, '2030-01-01', 'applied', 'why', '2030-01-01', :pruned)"),
                                {"id": f"<{number}@example.org>", "raw": b"" if pruned else b"mail", "pruned": pruned})
-    assert upgrade_schema(engine) == ("0019", "0020")
+    assert upgrade_schema(engine) == ("0019", head_revision())
     with engine.connect() as connection:
         counts = connection.execute(text("SELECT kind, band, players FROM rating_counts ORDER BY kind, band")).all()
         mails = connection.execute(text("SELECT sender, subject, reason FROM inbound_mail ORDER BY message_id")).all()
@@ -192,3 +193,33 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
     indexes = {index["name"] for table in ("players", "inbound_mail") for index in inspect(engine).get_indexes(table)}
     assert {"ix_players_rated_prize", "ix_inbound_mail_unpruned"} <= indexes
     assert not {"ix_players_rating_prize", "ix_inbound_mail_pruned_at"} & indexes
+
+
+def test_revision_0021_keeps_the_watchers_of_before_on_every_move(engine):
+    """Issue 33: a watcher chooses one mail per game (the default) or one after each move; who
+    watched before the choice existed signed up for a mail after each move and keeps it."""
+    from sqlalchemy import text
+    from sqlmodel import Session, select
+
+    from pbem.store.db import upgrade_schema
+    from pbem.store.game_records import MatchRecord
+    from pbem.store.game_records import Player as PlayerRow
+    from pbem.store.watching import Watcher
+
+    with Session(engine) as session:
+        carol, dave, match = PlayerRow(address="carol@example.org"), PlayerRow(address="dave@example.org"), \
+            MatchRecord(score={})
+        session.add_all((carol, dave, match))
+        session.commit()
+        ids = {"carol": carol.id, "dave": dave.id, "match": match.id}
+    with engine.begin() as connection:  # back to revision 0020, with a watcher
+        connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0020'"))
+        connection.execute(text("INSERT INTO watchers (match_id, player_id, since) VALUES (:match, :carol, "
+                                "'2030-01-01')"), ids)
+    assert upgrade_schema(engine) == ("0020", head_revision())
+    with Session(engine) as session:
+        session.add(Watcher(match_id=ids["match"], player_id=ids["dave"]))
+        session.commit()
+        watching = {watcher.player_id: watcher.every_move for watcher in session.exec(select(Watcher)).all()}
+    assert watching == {ids["carol"]: True, ids["dave"]: False}
