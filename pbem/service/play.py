@@ -250,7 +250,7 @@ def verify_link(config: Config) -> str | None:
     return None if config.web is None else f"{config.web.public_url}/verify"
 
 
-def _won_with(table: Table, winner: int | None, last: scoring.Result) -> dict[str, Any] | None:
+def won_with(table: Table, winner: int | None, last: scoring.Result) -> dict[str, Any] | None:
     """How a match was won when its last game won more points than the match needed (a gammon
     at 4-2 in a match to 5, any gammon in a match to 1): that game's kind, its points and the
     score before it, so that "wins 3-0" in a match to 1 is told as a win with a backgammon."""
@@ -272,7 +272,7 @@ def _finish_match(talk: Conversation, table: Table, last: scoring.Result) -> Non
     winner = scoring.winner(table.score) if prize is None else prizes.prize_winner(table.score, last)
     left = None if prize is None else prizes.left_the_table(last)
     talk.event(table, EventKind.MATCH_OVER, winner, points=list(table.score.points), left=left,
-               won_with=_won_with(table, winner, last))
+               won_with=won_with(table, winner, last))
     games = table.finished_games(talk.session)
     names = (table.players[0].display_name, table.players[1].display_name)
     text = matfile.match_text(games, names)

@@ -9,7 +9,7 @@ import re
 
 import pytest
 from post_office import LoadedDice, Player, PostOffice, play_turn, prose_of, text_of, token_of
-from test_web_board import web_config
+from test_web_board import client_of, web_config
 
 WEB = "http://127.0.0.1:8080"
 
@@ -91,6 +91,9 @@ def test_a_match_to_one_won_by_a_backgammon_reads_as_such(config, language, subj
     assert told.format(winner.name) in text and score.format(winner.name) in text_of(over), text
     assert "3-0" not in str(over["Subject"]) and "3 to 0" not in text and "3 zu 0" not in text
     assert "Crawford" not in text_of(over)
+    table = office.table()
+    page = client_of(office).get(f"/g/{table.token(0 if table.players[0].address == loser.address else 1)}").text
+    assert told.format(winner.name) in page, "the loser's page of the game says it alike"
 
 
 def test_no_crawford_game_on_a_finished_match(config):
