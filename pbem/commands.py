@@ -94,6 +94,8 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
 ``tournament-terms``
     ``tournament new NAME`` without ``knockout N`` or ``match L``; details: the missing term's
     word (``knockout`` or ``match``).
+``tournament-address``
+    ``tournament invite CODE`` followed by a word that is no mail address; details: that word.
 ``tournament-invites``
     ``tournament invite`` naming more than :data:`MAX_TOURNAMENT_INVITES` addresses; details:
     that limit.
@@ -759,7 +761,7 @@ def _tournament_command(line: str, arguments: list[str]) -> Command:
         addresses = tuple(dict.fromkeys(word.removeprefix("mailto:").strip("<>,;") for word in arguments[2:]))
         for address in addresses:
             if not (is_plain_address(address) and "." in address.rpartition("@")[2]):
-                return CommandError(line, "invite-address", address)
+                return CommandError(line, "tournament-address", address)
         if len(addresses) > MAX_TOURNAMENT_INVITES:
             return CommandError(line, "tournament-invites", str(MAX_TOURNAMENT_INVITES))
         return TournamentInvite(arguments[1], addresses)

@@ -284,7 +284,7 @@ def test_tournament_commands(line, expected):
     ("turnier neu ko 8 partie 3", "tournament-name", ""),
     ("tournament jion abc234", "tournament", "jion abc234"),
     ("tournament join abc", "tournament", "join abc"),
-    ("tournament invite abc234 anna", "invite-address", "anna"),
+    ("tournament invite abc234 anna", "tournament-address", "anna"),
     ("tournament invite abc234 " + " ".join(f"p{n}@example.org" for n in range(11)), "tournament-invites", "10"),
 ])
 def test_tournament_command_errors(line, code, details):

@@ -94,6 +94,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     "tournament-terms": "knockout",
     "watchers-switch": "maybe",
     "tournament-invites": "10",
+    "tournament-address": "anna",
     "ladder-name": "new",
     "ladder-option": "match 99",
     "ladder-opponent": "xyz",

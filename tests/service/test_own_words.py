@@ -66,6 +66,7 @@ def test_a_tournament_name_of_several_words_in_german(office):
      "tournament new Autumn Cup knockout 8 match 3"),
     ("tournament new Autumn+Cup knockout 8 match 3", "A new tournament needs a name before its terms",
      "tournament new Autumn Cup knockout 8 match 3"),
+    ("tournament invite abc234 anna", '"anna" is not a mail address', "tournament invite CODE anna@example.org"),
     ("ladder join Thursday_Club", "A ladder's name is one or more words", "ladder join Thursday Club"),
     ("ladder challenge club someone", 'Name whom you challenge by their place or mail address', "ladder challenge club 2"),
     ("watch k3mq7zt2x1", '"k3mq7zt2x1" is no watch code', "watch k3mq7zt2xa"),
