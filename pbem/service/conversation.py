@@ -22,7 +22,7 @@ from pbem.config import Config
 from pbem.mail.composing import Attachment, InlineImage, Letter, new_content_id
 from pbem.mail.reading import new_token, reply_address
 from pbem.render.board_image import board_alt, render_board_png
-from pbem.render.templating import environment, explain, render, wrap_prose
+from pbem.render.templating import environment, explain, fix_example, render, wrap_prose
 from pbem.render.views import EventKind, GameView, Notice
 from pbem.render.text_board import BoardView, LastMove, Who
 from pbem.render.text_board import Score as BoardScore
@@ -240,9 +240,11 @@ class Conversation:
         one about the game's state, which no help fixes, nor one of a command about no game
         (an invitation, a tournament, a ladder, watching), which its reason already shows how to write."""
         numbering = Numbering(self.sender.numbering)
-        reason = explain(code, details, self.language(self.sender), numbering, Colour.of_seat(seat))
+        language = self.language(self.sender)
+        reason = explain(code, details, language, numbering, Colour.of_seat(seat))
         if line is not None:
-            reason = self.notice(Notice.REFUSED, line=_quoted_line(line), reason=reason)
+            reason = self.notice(Notice.REFUSED, line=_quoted_line(line), reason=reason,
+                                 example=fix_example(code, language))
         self.say(reason, table)
         if table is None and self.general_subject is None:
             module = _module("notices.txt", self.language(self.sender), self.sender_context())

@@ -57,40 +57,45 @@ def test_a_tournament_name_of_several_words_in_german(office):
 
 @pytest.mark.parametrize("line, told, fix", [
     ("tournament new Autumn Cup knockout 8 match 3 beaver",
-     '"beaver" is no term of a new tournament', "Write it like: tournament new Autumn Cup knockout 8 match 3"),
+     '"beaver" is no term of a new tournament', "tournament new Autumn Cup knockout 8 match 3"),
     ("tournament new Autumn Cup knockout 6 match 3",
-     'A knockout is for 4, 8, 16, 32 or 64 players ("6" is none of them)', "tournament new Autumn Cup knockout 8"),
+     'A knockout is for 4, 8, 16, 32 or 64 players ("6" is none of them)', "tournament new Autumn Cup knockout 8 match 3"),
     ("tournament new Autumn Cup match 3", "A new tournament needs its size, knockout 4, 8, 16, 32 or 64,",
      "tournament new Autumn Cup knockout 8 match 3"),
     ("tournament new Autumn knockout 8 match 40", 'The matches of a tournament are 1 to 25 points long ("40"',
      "tournament new Autumn Cup knockout 8 match 3"),
     ("tournament new Autumn+Cup knockout 8 match 3", "A new tournament needs a name before its terms",
      "tournament new Autumn Cup knockout 8 match 3"),
-    ("tournament invite abc234 anna", '"anna" is not a mail address', "tournament invite CODE anna@example.org"),
+    ("tournament invite abc234 anna", '"anna" is not a mail address.', "tournament invite CODE anna@example.org"),
     ("ladder join Thursday_Club", "A ladder's name is one or more words", "ladder join Thursday Club"),
     ("ladder challenge club someone", 'Name whom you challenge by their place or mail address', "ladder challenge club 2"),
+    ("ladder new club clock 3d", "A new ladder takes", "ladder new club match 5 reach 3 days 7"),
     ("watch k3mq7zt2x1", '"k3mq7zt2x1" is no watch code', "watch k3mq7zt2xa"),
 ])
 def test_a_refusal_quotes_its_line_and_gives_its_fix_not_the_options_of_an_invitation(office, line, told, fix):
     anna = Player(office, "anna@example.org", "Anna")
     (answer,) = anna.write(line)
     text = prose_of(answer)
-    assert f"Not carried out: {line}" in text and told in text and fix in text, text
+    assert f"Not carried out: {line}" in text and told in text, text
+    assert f"Write it like this:\n  {fix}\n" in text_of(answer), text_of(answer)
     shown = line if len(line) <= 38 else line[:35].rsplit(" ", 1)[0] + "..."
     assert subject(answer) == f"[Backgammon] Not carried out: {shown}"
     no_guide_to_moves_or_invitations(text)
 
 
-@pytest.mark.parametrize("line, told", [
-    ("turnier neu Herbst Pokal ko 8 partie 3 biber", "„biber“ ist keine Bedingung eines neuen Turniers"),
-    ("leiter beitreten Donnerstag_Club", "Der Name einer Leiter besteht aus einem oder mehreren Wörtern"),
-    ("zuschauen k3mq7zt2x1", "„k3mq7zt2x1“ ist kein Zuschauer-Code"),
+@pytest.mark.parametrize("line, told, fix", [
+    ("turnier neu Herbst Pokal ko 8 partie 3 biber", "„biber“ ist keine Bedingung eines neuen Turniers",
+     "turnier neu Herbst Pokal ko 8 partie 3"),
+    ("leiter beitreten Donnerstag_Club", "Der Name einer Leiter besteht aus einem oder mehreren Wörtern",
+     "leiter beitreten Donnerstag Club"),
+    ("zuschauen k3mq7zt2x1", "„k3mq7zt2x1“ ist kein Zuschauer-Code", "zuschauen k3mq7zt2xa"),
 ])
-def test_a_refusal_in_german(office, line, told):
+def test_a_refusal_in_german(office, line, told, fix):
     anna = Player(office, "anna@example.org", "Anna")
     (answer,) = anna.write(line)
     text = prose_of(answer)
     assert f"Nicht ausgeführt: {line}" in text and told in text, text
+    assert f"Schreiben Sie es so:\n  {fix}\n" in text_of(answer), text_of(answer)
     assert subject(answer) == f"[Backgammon] Nicht ausgeführt: {line if len(line) <= 38 else line[:35].rsplit(' ', 1)[0] + '...'}"
     no_guide_to_moves_or_invitations(text)
 
@@ -134,3 +139,18 @@ def test_answers_are_titled_by_what_they_are(office, language, line, expected):
     (answer,) = Player(office, "anna@example.org", "Anna").write(line)
     assert subject(answer).startswith(expected), subject(answer)
     assert answer["Content-Language"] == language
+
+
+@pytest.mark.parametrize("code", ["tournament-name", "tournament-size", "tournament-match-length",
+                                  "tournament-option", "tournament-terms", "tournament-address", "ladder-name",
+                                  "ladder-option", "ladder-opponent", "watch-code", "watchers-switch"])
+def test_every_fix_shown_is_a_command_that_is_carried_out_as_copied(code):
+    from pbem.commands import CommandError, Note, parse_commands
+    from pbem.render.templating import fix_example
+
+    for language in ("en", "de"):
+        example = fix_example(code, language)
+        assert example, (code, language)
+        (command,) = parse_commands(example.replace("CODE", "abc234"))
+        assert not isinstance(command, (CommandError, Note)), (code, language, command)
+    assert fix_example("invite-address", "en") is None, "a reason that shows its forms itself"
