@@ -199,8 +199,9 @@ class Conversation:
 
     def name_answer(self, macro: Notice, **context: Any) -> None:
         """Give the sender's general letter the subject of ``macro`` (its ``subject_…`` macro, or
-        the refusals' one), unless an earlier text named it already."""
-        if self.general_subject is not None:
+        the refusals' one), unless an earlier text named it already; a request to confirm always
+        names it, as the one thing its reader must answer."""
+        if self.general_subject is not None and macro is not Notice.CONFIRM_ACCOUNT:
             return
         module = _module("notices.txt", self.language(self.sender), self.sender_context())
         named = getattr(module, f"subject_{macro}", None)

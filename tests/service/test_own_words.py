@@ -154,3 +154,10 @@ def test_every_fix_shown_is_a_command_that_is_carried_out_as_copied(code):
         (command,) = parse_commands(example.replace("CODE", "abc234"))
         assert not isinstance(command, (CommandError, Note)), (code, language, command)
     assert fix_example("invite-address", "en") is None, "a reason that shows its forms itself"
+
+
+def test_a_mail_asking_to_confirm_is_titled_so_whatever_else_it_says(office):
+    anna = Player(office, "anna@example.org", "Anna")
+    (question,) = anna.write("tournament new Autumn Cup knockout 6 match 3\ninvite ben@example.org")
+    assert subject(question) == "[Backgammon] Please confirm: invite ben@example.org"
+    assert "Not carried out: tournament new Autumn Cup knockout 6 match 3" in prose_of(question)
