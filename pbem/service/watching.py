@@ -237,7 +237,9 @@ def watch_letter(table: Table, code: str, player: Player, watcher: Watcher, even
     language = player.language or config.service.language
     view = watch_view(table, code, config, language, now, events)
     context = view.template_context()
-    subject = str(_macros(language, context).subject()).strip()
+    won = next(((event.seat, int(event.data.get("kind", 1))) for event in events
+                if event.kind is EventKind.GAME_WON and event.seat is not None), None)
+    subject = str(_macros(language, context).subject(won)).strip()
     images: tuple[InlineImage, ...] = ()
     board_cid = alt = None
     if view.board_view is not None:

@@ -427,6 +427,7 @@ def test_by_default_a_watcher_gets_one_mail_per_game_at_its_end(long_game) -> No
     (watched,) = [mail for mail in sent if recipient(mail) == carol.address]
     text = prose_of(watched)
     assert f"{winner.name} wins a single game (resignation): 1 point." in text, text
+    assert str(watched["Subject"]) == f"[Backgammon] Watching Anna – Ben: {winner.name} wins a single game"
     assert "Game 2 begins" in text and f"http://127.0.0.1:8080/w/{code}" in text, text_of(watched)
     assert "played" not in text, "the moves are not told again"
     assert f"a mail when each game ends (watch {code} every move for one after each move)" in text
@@ -455,6 +456,7 @@ def test_the_digest_in_german(game) -> None:
     sent = ben.reply("$aufgeben", to=game_mail(ben, office))
     (watched,) = [mail for mail in sent if recipient(mail) == carol.address]
     assert "Ben hat aufgegeben." in prose_of(watched) and "mit einer Mail am Ende jedes Spiels" in prose_of(watched)
+    assert str(watched["Subject"]).startswith("[Backgammon] Zuschauen Anna – Ben: Anna gewinnt ")
 
 
 def test_a_watcher_replying_with_a_move_is_told_watchers_cannot_act_in_german(game) -> None:
