@@ -123,21 +123,22 @@ def test_the_dice_proof_is_two_lines_naming_the_mat_the_page_and_the_command(con
     proof = prose_of(game_over)
     assert "HMAC" not in proof and "bytes" not in proof and "Bytes" not in proof
     if language == "en":
-        assert (f"Dice seed: {seed} Check the dice once the match is over: upload its .mat (attached to its last "
-                f"mail) and this seed at {WEB}/verify (or: pbem verify-dice --seed SEED FILE.mat).") in proof, proof
+        assert (f"Dice seed: {seed} Check the dice once the match is over, at {WEB}/verify with its .mat (attached "
+                "to its last mail) and this seed, or: pbem verify-dice --seed SEED FILE.mat") in proof, proof
     else:
-        assert (f"Dice seed: {seed} So prüfen Sie die Würfe nach dem Ende der Partie: Laden Sie ihre .mat-Datei (im "
-                f"Anhang ihrer letzten Mail) und diesen Startwert auf {WEB}/verify hoch (oder: pbem verify-dice "
-                f"--seed STARTWERT DATEI.mat).") in proof, proof
+        assert (f"Dice seed: {seed} Prüfen Sie die Würfe nach dem Ende der Partie auf {WEB}/verify mit ihrer "
+                ".mat-Datei (im Anhang ihrer letzten Mail) und diesem Startwert, oder: pbem verify-dice --seed "
+                "STARTWERT DATEI.mat") in proof, proof
+    assert re.search(r"^  pbem verify-dice --seed (SEED FILE|STARTWERT DATEI)\.mat$", text, re.M), "a line to copy"
     # The mail that ends the match attaches the .mat and says so; game 2's check needs both seeds.
     loser, winner = to_act(office, anna, ben)
     sent = loser.reply("$aufgeben" if language == "de" else "$quit", to=mail_of(loser, office))
     over = next(mail for mail in sent if "Dice seed:" in text_of(mail))
     assert any((part.get_filename() or "").endswith(".mat") for part in over.iter_attachments())
-    expected = ("Check the dice: upload the attached .mat and the seeds of games 1 to 2 at "
-                f"{WEB}/verify (or: pbem verify-dice --seed SEED1 --seed SEED2 FILE.mat)." if language == "en" else
-                "So prüfen Sie die Würfe: Laden Sie die angehängte .mat-Datei und die Startwerte der Spiele 1 bis 2 "
-                f"auf {WEB}/verify hoch (oder: pbem verify-dice --seed STARTWERT1 --seed STARTWERT2 DATEI.mat).")
+    expected = (f"Check the dice at {WEB}/verify with the attached .mat and the seeds of games 1 to 2, or: "
+                "pbem verify-dice --seed SEED1 --seed SEED2 FILE.mat" if language == "en" else
+                f"Prüfen Sie die Würfe auf {WEB}/verify mit der angehängten .mat-Datei und den Startwerten der Spiele "
+                "1 bis 2, oder: pbem verify-dice --seed STARTWERT1 --seed STARTWERT2 DATEI.mat")
     assert expected in prose_of(over), prose_of(over)
 
 
@@ -146,6 +147,6 @@ def test_without_the_web_board_the_proof_gives_the_command(config):
     loser, winner = to_act(office, anna, ben)
     sent = loser.reply("$quit", to=mail_of(loser, office))
     over = next(mail for mail in sent if "Dice seed:" in text_of(mail))
-    assert ("Check the dice: run pbem verify-dice --seed SEED FILE.mat, FILE.mat being the attached .mat."
-            in prose_of(over)), prose_of(over)
+    assert "Check the dice with the attached .mat: pbem verify-dice --seed SEED FILE.mat" in prose_of(over), \
+        prose_of(over)
     assert "/verify" not in text_of(over)
