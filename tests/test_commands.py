@@ -290,3 +290,20 @@ def test_tournament_commands(line, expected):
 def test_tournament_command_errors(line, code, details):
     (error,) = commands.parse_commands(line)
     assert isinstance(error, commands.CommandError) and (error.code, error.details) == (code, details)
+
+
+@pytest.mark.parametrize("line, about_no_game", [
+    ("tournament new Autumn Cup knockout 6 match 3", True),
+    ("Turnier neu Herbst ko 8", True),
+    ("ladder join Thursday_Club", True),
+    ("watch k3mq7zt2x1", True),
+    ("zuschauen k3mq7zt2xa bei jedem Zug", True),
+    ("invite anna match 99", True),
+    ("play assistant blitz", True),
+    ("watchers maybe", False),
+    ("resign twice", False),
+    ("24/18 13/9", False),
+])
+def test_a_command_about_no_game_is_told_apart(line, about_no_game):
+    """Its refusal goes into a mail of its own, without the guide to moves (issue 33)."""
+    assert commands.about_no_game(line) is about_no_game
