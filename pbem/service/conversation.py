@@ -89,8 +89,9 @@ ERRORS_WITHOUT_HELP = frozenset((
     "prize", "prize-amount", "prize-only", "prize-repeated", "watchers-switch",
 ))
 """Codes of ``pbem.rules.game`` about the state of the game, not about how a command is written,
-and those of a prize invitation, whose reason already names every accepted form: the short help
-(how to write moves, roll or double, take or drop) does not follow them."""
+and those of a prize invitation and of ``watchers on|off``, whose reason already names every
+accepted form: the short help (how to write moves, roll or double, take or drop) does not follow
+them (nor any refused command about no game: :func:`pbem.commands.about_no_game`)."""
 
 
 REFUSALS = frozenset((
