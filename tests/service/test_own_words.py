@@ -161,3 +161,17 @@ def test_a_mail_asking_to_confirm_is_titled_so_whatever_else_it_says(office):
     (question,) = anna.write("tournament new Autumn Cup knockout 6 match 3\ninvite ben@example.org")
     assert subject(question) == "[Backgammon] Please confirm: invite ben@example.org"
     assert "Not carried out: tournament new Autumn Cup knockout 6 match 3" in prose_of(question)
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_every_subject_takes_what_its_text_takes(language):
+    """A subject_… macro is called with its notice's context: the same arguments, or the mail fails."""
+    from pbem.render.templating import environment
+
+    module = environment().get_template(f"{language}/notices.txt").make_module(
+        {"numbering": "own", "colour": "white", "service": None, "games_link": None})
+    subjects = [name for name in dir(module) if name.startswith("subject_")
+                and name not in ("subject_general", "subject_refusal")]
+    assert len(subjects) >= 20
+    for name in subjects:
+        assert getattr(module, name).arguments == getattr(module, name.removeprefix("subject_")).arguments, name
