@@ -35,7 +35,7 @@ def test_a_tournament_name_of_several_words_opens_and_is_joined_in_english(offic
     (opened,) = anna.reply("yes", to=question)
     code = re.search(r"Its code is ([a-z2-7]{6})\.", prose_of(opened)).group(1)
     assert "Your knockout tournament Autumn Cup is open: 8 players, matches to 3 points." in prose_of(opened)
-    assert subject(opened) == f"[Backgammon] Tournament Autumn Cup is open – its code: {code}"
+    assert subject(opened) == f"[Backgammon] Tournament Autumn Cup is open, its code: {code}"
     (joined,) = ben.write_confirmed(f"tournament join {code}")
     assert subject(joined) == "[Backgammon] You joined the tournament Autumn Cup (2 of 8)"
     (bracket,) = ben.write(f"tournament {code}")
@@ -52,7 +52,7 @@ def test_a_tournament_name_of_several_words_in_german(office):
     (opened,) = anna.reply("ja", to=question)
     code = re.search(r"Sein Code ist ([a-z2-7]{6})\.", prose_of(opened)).group(1)
     assert "Ihr K.-o.-Turnier Herbst Pokal ist eröffnet" in prose_of(opened)
-    assert subject(opened) == f"[Backgammon] Das Turnier Herbst Pokal ist eröffnet – sein Code: {code}"
+    assert subject(opened) == f"[Backgammon] Das Turnier Herbst Pokal ist eröffnet, sein Code: {code}"
 
 
 @pytest.mark.parametrize("line, told, fix", [
@@ -175,3 +175,10 @@ def test_every_subject_takes_what_its_text_takes(language):
     assert len(subjects) >= 20
     for name in subjects:
         assert getattr(module, name).arguments == getattr(module, name.removeprefix("subject_")).arguments, name
+
+
+def test_the_code_of_a_tournament_with_a_long_name_stands_whole_in_its_subject(office):
+    anna = Player(office, "anna@example.org", "Anna")
+    (opened,) = anna.write_confirmed("tournament new Thursday Club Autumn Cup 2026 knockout 8 match 3")
+    code = re.search(r"Its code is ([a-z2-7]{6})\.", prose_of(opened)).group(1)
+    assert subject(opened) == f"[Backgammon] Tournament Thursday Club Autumn Cup 2026 is open, its code: {code}"
