@@ -82,15 +82,27 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
     ``tournament``/``turnier`` followed by no known form (``new …``, ``join|leave|start|withdraw
     CODE``, ``invite CODE ADDRESS…``, ``CODE``); details: the words after it.
 ``tournament-name``
-    ``tournament new`` without a name of one word; details: what stood there.
+    ``tournament new`` without a name (the words before its terms: letters, digits, ``-`` and
+    ``_``, at most :data:`MAX_TOURNAMENT_NAME` characters); details: what stood there.
 ``tournament-size``
     ``knockout``/``ko`` without 4, 8, 16, 32 or 64; details: the value.
+``tournament-match-length``
+    ``tournament new`` with ``match``/``partie`` but no length from 1 to :data:`MAX_MATCH_LENGTH`;
+    details: the value.
+``tournament-option``
+    a word among a new tournament's terms that is none of them; details: that word.
+``tournament-terms``
+    ``tournament new NAME`` without ``knockout N`` or ``match L``; details: the missing term's
+    word (``knockout`` or ``match``).
+``tournament-address``
+    ``tournament invite CODE`` followed by a word that is no mail address; details: that word.
 ``tournament-invites``
     ``tournament invite`` naming more than :data:`MAX_TOURNAMENT_INVITES` addresses; details:
     that limit.
 ``ladder-name``
     ``ladder``/``leiter`` with a sub-command but without a ladder name of 1 to
     :data:`MAX_LADDER_NAME` letters, digits or dashes (or with a sub-command word as the name);
+    a name of several words is one with dashes (``Thursday Club`` is ``thursday-club``);
     details: what stood there.
 ``ladder-option``
     ``ladder new NAME`` followed by something other than ``match L``/``partie L``,
@@ -99,6 +111,8 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
 ``ladder-opponent``
     ``ladder challenge [NAME] WHOM`` where WHOM is neither a mail address nor a place number;
     details: what stood there.
+``watchers-switch``
+    ``watchers``/``zuschauer`` without ``on``/``an`` or ``off``/``aus``; details: the value.
 ``watch-code``
     ``watch``/``zuschauen`` or ``unwatch`` without a watch code (ten letters and digits, as the
     players' answer to ``watchers on`` gives it); details: what stood where the code belongs.
@@ -106,6 +120,7 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -348,12 +363,15 @@ class Watchers:
 
 @dataclass(frozen=True)
 class Watch:
-    """``watch CODE``/``zuschauen CODE``: the sender watches the match with this watch code;
-    ``watch CODE off``/``unwatch CODE``/``zuschauen CODE aus``: no longer."""
+    """``watch CODE``/``zuschauen CODE``: the sender watches the match with this watch code (a mail
+    at the end of each game; ``watch CODE every move``/``zuschauen CODE bei jedem Zug``: after each
+    move); ``watch CODE off``/``unwatch CODE``/``zuschauen CODE aus``: no longer."""
 
     code: str
     """Lower case, as stored."""
     on: bool = True
+    every_move: bool = False
+    """``watch CODE every move``: a mail after each move; else one when each game ends."""
 
 
 @dataclass(frozen=True)
@@ -491,7 +509,13 @@ _KNOCKOUT_WORDS = ("knockout", "ko")
 _TOURNAMENT_SIZES = (4, 8, 16, 32, 64)
 MAX_TOURNAMENT_INVITES = 10
 """Addresses one ``tournament invite`` line may name."""
-_TOURNAMENT_NAME = re.compile(r"[\w-]{1,30}")
+MAX_TOURNAMENT_NAME = 30
+"""Characters of a tournament's name, spaces between its words included."""
+_TOURNAMENT_NAME_WORD = re.compile(r"[\w-]+")
+"""A word of a tournament's name: letters, digits, ``-`` and ``_`` (no ``@``, no markup; the
+name is shown to everyone in it)."""
+_TOURNAMENT_TERMS = frozenset((*_KNOCKOUT_WORDS, "match", "partie", *("clock", "uhr"), "unrated", "ungewertet"))
+"""The words that end a tournament's name: its terms begin there."""
 TOURNAMENT_CODE = re.compile(r"[a-z2-7]{6}")
 """A tournament's code: six letters and digits of base32 (``pbem.service.tournaments``)."""
 
@@ -524,6 +548,9 @@ _PRIZE_FORMATS = {Format.GAMES: (PrizeKind.SERIES, SERIES_GAMES), Format.MATCH: 
 _WATCHERS_WORDS = ("watchers", "zuschauer")
 _WATCH_WORDS = ("watch", "zuschauen")
 _UNWATCH_WORDS = ("unwatch",)
+_EVERY_MOVE = frozenset((("every", "move"), ("each", "move"), ("bei", "jedem", "zug"), ("jeder", "zug"),
+                         ("jeden", "zug")))
+"""``watch CODE every move``/``zuschauen CODE bei jedem Zug``: a mail after each move, not one per game."""
 WATCH_CODE_PATTERN = r"[a-z2-7]{10}"
 """A watch code: ten characters of lower-case base32 (50 random bits)."""
 _WATCH_CODE = re.compile(WATCH_CODE_PATTERN)
@@ -609,6 +636,14 @@ def is_invitation(line: str) -> bool:
                             or (words[0] in _PLAY_WORDS and len(words) > 1 and words[1] in _ASSISTANT_WORDS))
 
 
+def about_no_game(line: str) -> bool:
+    """True when ``line`` is a command about no game being played: an invitation, a tournament,
+    a ladder or watching (its refusal needs no guide to writing moves)."""
+    words = unicodedata.normalize("NFC", line).lower().split()
+    return bool(words) and (is_invitation(line) or words[0] in (
+        *_TOURNAMENT_WORDS, *_LADDER_WORDS, *_WATCH_WORDS, *_UNWATCH_WORDS))
+
+
 def _read_line(line: str) -> Command:
     """One non-blank line: a command, an error, a move or a note."""
     line = unicodedata.normalize("NFC", line)
@@ -649,7 +684,7 @@ def _read_line(line: str) -> Command:
         return ladder
     if keyword in _WATCHERS_WORDS and len(arguments) <= 1:
         switch = _SWITCHES.get(_first(arguments))
-        return CommandError(line, "switch", _first(arguments)) if switch is None else Watchers(switch)
+        return CommandError(line, "watchers-switch", _first(arguments)) if switch is None else Watchers(switch)
     if keyword in (*_WATCH_WORDS, *_UNWATCH_WORDS) and _watch_line(keyword, arguments):
         return _watch_command(line, keyword, arguments)
     if len(words) == 1 and keyword.startswith("$"):
@@ -675,13 +710,16 @@ def _numbering_command(line: str, arguments: list[str]) -> Command:
 
 def _watch_line(keyword: str, arguments: list[str]) -> bool:
     """Whether a line starting with ``watch``/``zuschauen``/``unwatch`` is meant as the command:
-    alone, or with one word and at most ``off``/``aus`` after it (``unwatch``: one word), where
-    that word is a watch code or at least looks like one (ten letters and digits); "watch this
-    game!" stays a note."""
+    alone, or with one word and at most ``off``/``aus`` or ``every move``/``bei jedem Zug`` after it
+    (``unwatch``: one word), where that word is a watch code or at least looks like one (ten
+    letters and digits); "watch this game!" stays a note."""
     if not arguments:
         return True
     limit = 1 if keyword in _UNWATCH_WORDS else 2
-    if len(arguments) > limit or (len(arguments) == 2 and _SWITCHES.get(arguments[1]) is not False):
+    after = tuple(arguments[1:])
+    if keyword not in _UNWATCH_WORDS and after in _EVERY_MOVE:
+        pass
+    elif len(arguments) > limit or (len(arguments) == 2 and _SWITCHES.get(arguments[1]) is not False):
         return False
     return len(arguments[0]) == 10 and arguments[0].isalnum()
 
@@ -690,7 +728,9 @@ def _watch_command(line: str, keyword: str, arguments: list[str]) -> Command:
     code = _first(arguments)
     if not _WATCH_CODE.fullmatch(code):
         return CommandError(line, "watch-code", code)
-    return Watch(code, on=keyword not in _UNWATCH_WORDS and len(arguments) == 1)
+    every_move = tuple(arguments[1:]) in _EVERY_MOVE
+    return Watch(code, on=keyword not in _UNWATCH_WORDS and (len(arguments) == 1 or every_move),
+                 every_move=every_move)
 
 
 def _vacation_command(line: str, arguments: list[str]) -> Command:
@@ -721,7 +761,7 @@ def _tournament_command(line: str, arguments: list[str]) -> Command:
         addresses = tuple(dict.fromkeys(word.removeprefix("mailto:").strip("<>,;") for word in arguments[2:]))
         for address in addresses:
             if not (is_plain_address(address) and "." in address.rpartition("@")[2]):
-                return CommandError(line, "invite-address", address)
+                return CommandError(line, "tournament-address", address)
         if len(addresses) > MAX_TOURNAMENT_INVITES:
             return CommandError(line, "tournament-invites", str(MAX_TOURNAMENT_INVITES))
         return TournamentInvite(arguments[1], addresses)
@@ -736,12 +776,17 @@ def _after_keyword(line: str) -> str:
 
 
 def _new_tournament(line: str, arguments: list[str]) -> Command:
-    """``NAME knockout N match L [clock 3d/14d] [unrated]``, the options in any order after the name."""
-    original = line.split()[2:] if len(line.split()) > 2 else []
-    if not original or not _TOURNAMENT_NAME.fullmatch(original[0]):
-        return CommandError(line, "tournament-name", original[0] if original else "")
-    settings: dict[str, object] = {"name": original[0]}
-    words, position = arguments[1:], 0
+    """``NAME knockout N match L [clock 3d/14d] [unrated]``: the name is every word before the
+    first term (``Autumn Cup``), the terms follow in any order."""
+    original = line.rstrip(".!").split()[2:]
+    terms_at = next((position for position, word in enumerate(arguments) if word in _TOURNAMENT_TERMS),
+                    len(arguments))
+    name = " ".join(original[:terms_at])
+    if not terms_at or not all(_TOURNAMENT_NAME_WORD.fullmatch(word) for word in original[:terms_at]) \
+            or len(name) > MAX_TOURNAMENT_NAME:
+        return CommandError(line, "tournament-name", name)
+    settings: dict[str, object] = {"name": name}
+    words, position = arguments[terms_at:], 0
     while position < len(words):
         word, value = words[position], words[position + 1] if position + 1 < len(words) else ""
         position += 2
@@ -751,7 +796,7 @@ def _new_tournament(line: str, arguments: list[str]) -> Command:
             settings["size"] = int(value)
         elif word in ("match", "partie"):
             if not (length := _whole_number(value, MAX_MATCH_LENGTH)):
-                return CommandError(line, "match-length", value)
+                return CommandError(line, "tournament-match-length", value)
             settings["length"] = length
         elif word in _CLOCK_WORDS:
             clocks = _clocks(value)
@@ -762,9 +807,9 @@ def _new_tournament(line: str, arguments: list[str]) -> Command:
             settings["rated"] = False
             position -= 1
         else:
-            return CommandError(line, "unknown-option", word)
+            return CommandError(line, "tournament-option", word)
     if "size" not in settings or "length" not in settings:
-        return CommandError(line, "tournament", _after_keyword(line))
+        return CommandError(line, "tournament-terms", "match" if "size" in settings else "knockout")
     return TournamentNew(**settings)  # type: ignore[arg-type]  # the keys are TournamentNew fields, set above
 
 
@@ -914,16 +959,23 @@ _LADDER_OPTIONS = {
 }
 
 
+_TERM_WORDS = frozenset((*_FORMAT_WORDS, *_FLAG_WORDS, *_CLOCK_WORDS, *_STAKE_WORDS, *_KNOCKOUT_WORDS, *_LANGUAGE_WORDS))
+"""Words of a game's or a tournament's terms: a new ladder's name ends before them too (so that
+``ladder new club clock 3d`` is refused as a term the ladder does not take, not named "club-clock-3d")."""
+
+
 def ladder_name(text: str) -> str | None:
-    """``text`` as a ladder's name (lower case letters, digits, dashes), or None when it is none;
-    a sub-command word is never a name."""
-    name = text.lower()
+    """``text`` as a ladder's name (lower case letters, digits, dashes; the words of a name of
+    several words joined by dashes: ``Thursday Club`` is ``thursday-club``), or None when it is
+    none; a sub-command word is never a name."""
+    name = "-".join(text.lower().split())
     return name if _LADDER_NAME.fullmatch(name) and name not in _LADDER_ACTIONS else None
 
 
 def _ladder_command(line: str, arguments: list[str]) -> Command | None:
     """``ladder``, ``ladder NAME`` and ``ladder ACTION …``; None for any other line beginning with
-    the word (``Leiter`` is a German word too: such a line stays a note)."""
+    the word (``Leiter`` is a German word too: such a line stays a note, and so ``ladder NAME``
+    shows only a name of one word, as the answers write it)."""
     if not arguments:
         return LadderShow()
     action = _LADDER_ACTIONS.get(arguments[0])
@@ -934,16 +986,17 @@ def _ladder_command(line: str, arguments: list[str]) -> Command | None:
     if action is LadderChallenge:
         if len(rest) == 1:
             return _ladder_challenge(line, None, rest[0])
-        if len(rest) == 2 and (name := ladder_name(rest[0])) is not None:
-            return _ladder_challenge(line, name, rest[1])
-        return CommandError(line, "ladder-name" if len(rest) == 2 else "ladder-opponent", " ".join(rest))
-    name = ladder_name(_first(rest))
-    if name is None:
-        return CommandError(line, "ladder-name", _first(rest))
+        if len(rest) >= 2 and (name := ladder_name(" ".join(rest[:-1]))) is not None:
+            return _ladder_challenge(line, name, rest[-1])
+        return CommandError(line, "ladder-name" if len(rest) >= 2 else "ladder-opponent", " ".join(rest))
+    words = rest
     if action is LadderNew:
-        return _ladder_terms(line, name, rest[1:])
-    if len(rest) > 1:
-        return CommandError(line, "ladder-option", rest[1])
+        words = list(itertools.takewhile(lambda word: word not in _LADDER_OPTIONS and word not in _TERM_WORDS, rest))
+    name = ladder_name(" ".join(words))
+    if name is None:
+        return CommandError(line, "ladder-name", " ".join(words))
+    if action is LadderNew:
+        return _ladder_terms(line, name, rest[len(words):])
     return LadderJoin(name) if action is LadderJoin else LadderLeave(name)
 
 

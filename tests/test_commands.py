@@ -249,6 +249,10 @@ def test_every_non_blank_line_is_one_command_or_one_note_line(lines: list[str]) 
 
 @pytest.mark.parametrize("line, expected", [
     ("tournament new Autumn knockout 8 match 3", commands.TournamentNew("Autumn", 8, 3)),
+    ("tournament new Autumn Cup knockout 8 match 3", commands.TournamentNew("Autumn Cup", 8, 3)),
+    ("Turnier neu Herbst Pokal 2026 ko 8 partie 3.", commands.TournamentNew("Herbst Pokal 2026", 8, 3)),
+    ("tournament new The Thursday Club match 5 knockout 16 unrated",
+     commands.TournamentNew("The Thursday Club", 16, 5, rated=False)),
     ("Turnier neu Herbst ko 16 partie 5 uhr 2d/7d ungewertet",
      commands.TournamentNew("Herbst", 16, 5, timedelta(days=2), timedelta(days=7), rated=False)),
     ("tournament new Spring match 1 knockout 4 unrated", commands.TournamentNew("Spring", 4, 1, rated=False)),
@@ -270,14 +274,36 @@ def test_tournament_commands(line, expected):
     ("tournament new Autumn knockout 6 match 3", "tournament-size", "6"),
     ("tournament new a@b knockout 8 match 3", "tournament-name", "a@b"),
     ("tournament new", "tournament-name", ""),
-    ("tournament new Autumn knockout 8", "tournament", "new Autumn knockout 8"),
-    ("tournament new Autumn knockout 8 match 99", "match-length", "99"),
-    ("tournament new Autumn knockout 8 match 3 blitz", "unknown-option", "blitz"),
+    ("tournament new Autumn knockout 8", "tournament-terms", "match"),
+    ("tournament new Autumn Cup", "tournament-terms", "knockout"),
+    ("tournament new Autumn knockout 8 match 99", "tournament-match-length", "99"),
+    ("tournament new Autumn knockout 8 match 3 blitz", "tournament-option", "blitz"),
+    ("tournament new Autumn Cup knockout 8 match 3 beaver", "tournament-option", "beaver"),
+    ("tournament new Autumn <b>Cup</b> knockout 8 match 3", "tournament-name", "Autumn <b>Cup</b>"),
+    ("tournament new " + "Autumn " * 5 + "knockout 8 match 3", "tournament-name", ("Autumn " * 5).strip()),
+    ("turnier neu ko 8 partie 3", "tournament-name", ""),
     ("tournament jion abc234", "tournament", "jion abc234"),
     ("tournament join abc", "tournament", "join abc"),
-    ("tournament invite abc234 anna", "invite-address", "anna"),
+    ("tournament invite abc234 anna", "tournament-address", "anna"),
     ("tournament invite abc234 " + " ".join(f"p{n}@example.org" for n in range(11)), "tournament-invites", "10"),
 ])
 def test_tournament_command_errors(line, code, details):
     (error,) = commands.parse_commands(line)
     assert isinstance(error, commands.CommandError) and (error.code, error.details) == (code, details)
+
+
+@pytest.mark.parametrize("line, about_no_game", [
+    ("tournament new Autumn Cup knockout 6 match 3", True),
+    ("Turnier neu Herbst ko 8", True),
+    ("ladder join Thursday_Club", True),
+    ("watch k3mq7zt2x1", True),
+    ("zuschauen k3mq7zt2xa bei jedem Zug", True),
+    ("invite anna match 99", True),
+    ("play assistant blitz", True),
+    ("watchers maybe", False),
+    ("resign twice", False),
+    ("24/18 13/9", False),
+])
+def test_a_command_about_no_game_is_told_apart(line, about_no_game):
+    """Its refusal goes into a mail of its own, without the guide to moves (issue 33)."""
+    assert commands.about_no_game(line) is about_no_game

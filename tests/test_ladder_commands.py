@@ -23,6 +23,12 @@ from pbem.commands import (CommandError, LadderChallenge, LadderJoin, LadderLeav
     ("leiter fordern club <Ben@Example.org>", LadderChallenge("club", "ben@example.org")),
     ("ladder leave club", LadderLeave("club")),
     ("leiter verlassen club.", LadderLeave("club")),
+    ("ladder join Thursday Club", LadderJoin("thursday-club")),
+    ("Leiter beitreten Donnerstag  Club", LadderJoin("donnerstag-club")),
+    ("ladder new Thursday Club match 3", LadderNew("thursday-club", 3)),
+    ("ladder challenge Thursday Club 2", LadderChallenge("thursday-club", "2")),
+    ("leiter fordern Donnerstag Club ben@example.org", LadderChallenge("donnerstag-club", "ben@example.org")),
+    ("ladder leave Thursday Club", LadderLeave("thursday-club")),
 ])
 def test_ladder_commands(line: str, command: object) -> None:
     assert parse_commands(line) == [command]
@@ -36,7 +42,8 @@ def test_ladder_commands(line: str, command: object) -> None:
     ("ladder new club match 99", "ladder-option", "match 99"),
     ("ladder new club reach", "ladder-option", "reach"),
     ("ladder new club clock 3d", "ladder-option", "clock 3d"),
-    ("ladder leave club now", "ladder-option", "now"),
+    ("ladder join Thursday Club " + "x" * 20, "ladder-name", "Thursday Club ".lower() + "x" * 20),
+    ("ladder challenge Thursday C_ub 2", "ladder-name", "thursday c_ub 2"),
     ("ladder challenge club xyz", "ladder-opponent", "xyz"),
     ("ladder challenge club 0", "ladder-opponent", "0"),
     ("ladder challenge", "ladder-opponent", ""),

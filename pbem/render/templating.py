@@ -218,6 +218,14 @@ def explain(
     return str(worded).strip()
 
 
+def fix_example(code: str, language: str) -> str | None:
+    """The line that fixes a refused command of ``code``, to be copied as it stands (the
+    ``example_…`` macro of ``reasons.txt``), or None when the reason shows its forms itself."""
+    reasons = _reasons(language, Numbering.OWN, Colour.WHITE)
+    macro = getattr(reasons, "example_" + code.replace("-", "_"), None)
+    return str(macro()).strip() if isinstance(macro, jinja2.runtime.Macro) else None
+
+
 def reason_name(code: str) -> str:
     """The macro name of an error code: ``invite-address`` is ``reason_invite_address``.
 

@@ -87,6 +87,9 @@ class BoardView:
     edge of the player who is to take it."""
     score: Score = Score()
     last_move: LastMove | None = None
+    last_move_told: bool = False
+    """The mail says the last move in its own words above the board: the board only explains
+    its marks (the move told once)."""
     spectator: bool = False
     """Shown to a watcher, who plays neither side: the viewer's side is named, never "you"."""
 
@@ -122,6 +125,7 @@ def render_text_board(view: BoardView, language: str) -> str:
         viewer_name=shorten(view.viewer_name),
         opponent_name=shorten(view.opponent_name),
         last_move=format_last_move(view),
+        move_told=view.last_move_told,
         show_colour=view.numbering is Numbering.FIXED,
     ).rstrip()
 

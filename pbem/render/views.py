@@ -106,6 +106,8 @@ class Notice(StrEnum):
     WATCH_OWN_GAME = "watch_own_game"
     WATCH_LIMIT_GAME = "watch_limit_game"
     WATCH_LIMIT_ADDRESS = "watch_limit_address"
+    WATCHER_CANNOT_ACT = "watcher_cannot_act"
+    REFUSED = "refused"
 
 
 class EventKind(StrEnum):

@@ -47,6 +47,8 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
                 _boards_without_token(talk)
         case commands.Help():
             talk.say(talk.help_text(table), table)
+            if table is None:
+                talk.name_answer(Notice.HELP)
         case commands.Vacation(days=days):
             take_vacation(talk, days, table)
         case commands.Ratings():

@@ -17,11 +17,12 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from pbem import commands
 from pbem.config import Config
 from pbem.mail.composing import Attachment, InlineImage, Letter, new_content_id
 from pbem.mail.reading import new_token, reply_address
 from pbem.render.board_image import board_alt, render_board_png
-from pbem.render.templating import environment, explain, render, wrap_prose
+from pbem.render.templating import environment, explain, fix_example, render, wrap_prose
 from pbem.render.views import EventKind, GameView, Notice
 from pbem.render.text_board import BoardView, LastMove, Who
 from pbem.render.text_board import Score as BoardScore
@@ -88,11 +89,40 @@ ERRORS_WITHOUT_HELP = frozenset((
     "game_over", "not_your_turn", "cube_not_yours", "crawford_game", "cube_at_cap", "dead_cube",
     "beaver_not_allowed", "draw_already_offered", "no_draw_offered", "invalid_dice", "nothing_to_answer",
     "no_resignation_offered",
-    "prize", "prize-amount", "prize-only", "prize-repeated",
+    "prize", "prize-amount", "prize-only", "prize-repeated", "watchers-switch",
 ))
 """Codes of ``pbem.rules.game`` about the state of the game, not about how a command is written,
-and those of a prize invitation, whose reason already names every accepted form: the short help
-(how to write moves, roll or double, take or drop) does not follow them."""
+and those of a prize invitation and of ``watchers on|off``, whose reason already names every
+accepted form: the short help (how to write moves, roll or double, take or drop) does not follow
+them (nor any refused command about no game: :func:`pbem.commands.about_no_game`)."""
+
+
+REFUSALS = frozenset((
+    Notice.CANNOT_INVITE_YOURSELF, Notice.CANNOT_INVITE_SERVICE, Notice.INVITEE_REFUSES, Notice.INVITEE_UNDELIVERABLE,
+    Notice.INVITATION_LIMIT, Notice.INVITEE_NOT_A_PERSON, Notice.INVITEE_LIMIT, Notice.NOT_CONFIRMED,
+    Notice.TWO_GAMES_NAMED, Notice.TOO_LARGE, Notice.FOREIGN_TOKEN, Notice.NO_GAME_NAMED, Notice.NOT_INVITED,
+    Notice.MATCH_NOT_OVER, Notice.MATCH_NOT_RUNNING, Notice.ASSISTANT_UNAVAILABLE, Notice.SETTLE_UNAVAILABLE,
+    Notice.VACATION_REFUSED, Notice.PRIZE_NOT_ALLOWED, Notice.PRIZE_NOT_WITH_ASSISTANT, Notice.PRIZE_NOT_COVERED,
+    Notice.TOURNAMENT_UNKNOWN, Notice.TOURNAMENT_NOT_OPEN, Notice.TOURNAMENT_ALREADY_IN, Notice.TOURNAMENT_NOT_IN,
+    Notice.TOURNAMENT_NOT_ORGANISER, Notice.TOURNAMENT_TOO_FEW, Notice.TOURNAMENT_OVER_ALREADY,
+    Notice.TOURNAMENT_OUT_ALREADY, Notice.LADDER_EXISTS, Notice.LADDER_UNKNOWN, Notice.LADDER_NOT_ON,
+    Notice.LADDER_WHICH, Notice.LADDER_NO_SUCH_PLAYER, Notice.LADDER_OUT_OF_REACH, Notice.LADDER_BUSY,
+    Notice.WATCHERS_NEED_GAME, Notice.WATCH_NOT_ALLOWED, Notice.WATCH_OWN_GAME, Notice.WATCH_LIMIT_GAME,
+    Notice.WATCH_LIMIT_ADDRESS, Notice.WATCHER_CANNOT_ACT,
+))
+"""Notices that say something was not done: a general letter they begin is titled as a refusal."""
+MAX_QUOTED_LINE = 60
+"""Characters of a refused command line that its answer quotes, at most."""
+MAX_SUBJECT_LINE = 38
+"""Characters of a refused line that the subject quotes: the subject stays within one header
+line of 78 characters (a longer one is folded, and read back with a leading space)."""
+
+
+def _quoted_line(line: str, limit: int = MAX_QUOTED_LINE) -> str:
+    """A refused line as its answer quotes it: on one line, cut after a word to ``limit`` characters
+    (the mark of the cut is ASCII: a subject's non-ASCII word is encoded, and spaced oddly)."""
+    line = " ".join(line.split())
+    return line if len(line) <= limit else line[: limit - 3].rsplit(" ", 1)[0] + "..."
 
 
 _TOLD_LATER = frozenset((EventKind.ROLLED, EventKind.CANNOT_MOVE, EventKind.MOVED, EventKind.AUTOMOVED))
@@ -136,6 +166,9 @@ class Conversation:
     letter that would only repeat it is left out, as with ``copies off``."""
     automatic: bool = False
     """Events recorded now are done by the service (:func:`pbem.service.play.advance`)."""
+    general_subject: str | None = None
+    """The subject of the sender's general letter: that of its first text that has one (a
+    tournament opened, a ladder's standing, a refusal…); else "Your mail to …"."""
     bulletins: dict[int, tuple[Player, list[str], str | None, str | None]] = field(default_factory=dict)
     """Texts for players other than the sender, about no one match (a tournament's round), by
     player id, with the confirmation token of the letter's Reply-To if it asks for a ``yes``,
@@ -165,6 +198,21 @@ class Conversation:
     def say_template(self, macro: Notice, table: Table | None = None, **context: Any) -> None:
         """Tell the sender one of the ``notices.txt`` texts."""
         self.say(self.notice(macro, **context), table)
+        if table is None:
+            self.name_answer(macro, **context)
+
+    def name_answer(self, macro: Notice, **context: Any) -> None:
+        """Give the sender's general letter the subject of ``macro`` (its ``subject_…`` macro, or
+        the refusals' one), unless an earlier text named it already; a request to confirm always
+        names it, as the one thing its reader must answer."""
+        if self.general_subject is not None and macro is not Notice.CONFIRM_ACCOUNT:
+            return
+        module = _module("notices.txt", self.language(self.sender), self.sender_context())
+        named = getattr(module, f"subject_{macro}", None)
+        if named is not None:
+            self.general_subject = str(named(**context)).strip()
+        elif macro in REFUSALS:
+            self.general_subject = str(module.subject_refusal()).strip()
 
     def notice(self, macro: Notice, **context: Any) -> str:
         module = _module("notices.txt", self.language(self.sender), self.sender_context())
@@ -189,12 +237,24 @@ class Conversation:
             self.bulletins[player.id] = (held, texts, token, subject)
         texts.append(text)
 
-    def error(self, code: str, details: dict[str, Any] | str, table: Table | None = None, seat: int = 0) -> None:
-        """Tell the sender why something could not be done, in their words and numbering; the
-        short help follows, unless the error is about the game's state, which no help fixes."""
+    def error(self, code: str, details: dict[str, Any] | str, table: Table | None = None, seat: int = 0,
+              line: str | None = None) -> None:
+        """Tell the sender why something could not be done, in their words and numbering.  A
+        command ``line`` that was refused is quoted first, so that the answer names what it refuses;
+        the short help (how to write moves, roll, take) follows only an error about playing: not
+        one about the game's state, which no help fixes, nor one of a command about no game
+        (an invitation, a tournament, a ladder, watching), which its reason already shows how to write."""
         numbering = Numbering(self.sender.numbering)
-        self.say(explain(code, details, self.language(self.sender), numbering, Colour.of_seat(seat)), table)
-        if code not in ERRORS_WITHOUT_HELP:
+        language = self.language(self.sender)
+        reason = explain(code, details, language, numbering, Colour.of_seat(seat))
+        if line is not None:
+            reason = self.notice(Notice.REFUSED, line=_quoted_line(line), reason=reason,
+                                 example=fix_example(code, language))
+        self.say(reason, table)
+        if table is None and self.general_subject is None:
+            module = _module("notices.txt", self.language(self.sender), self.sender_context())
+            self.general_subject = str(module.subject_refusal(line=_quoted_line(line or "", MAX_SUBJECT_LINE))).strip()
+        if code not in ERRORS_WITHOUT_HELP and not (line is not None and commands.about_no_game(line)):
             self.erred.add(None if table is None else table.id)
 
     def help_text(self, table: Table | None, short: bool = False) -> str:
@@ -320,7 +380,7 @@ class Conversation:
         if None in self.erred:
             texts = [*texts, self.help_text(None, short=True)]
         context = self.sender_context()
-        subject = str(_module("notices.txt", language, context).subject_general()).strip()
+        subject = self.general_subject or str(_module("notices.txt", language, context).subject_general()).strip()
         text = render("notice.txt", language, texts=texts, **context)
         return Letter(
             to_address=self.sender.address,
@@ -339,9 +399,9 @@ class Conversation:
         table = news.table
         player = table.players[seat]
         language = self.language(player)
-        view = game_view(table, seat, self.config, self.now)
         waiting = [Event.from_dict(document) for document in table.seats[seat].news]
         table.seats[seat].news = []
+        view = game_view(table, seat, self.config, self.now, move_told=tells_move(1 - seat, [*waiting, *news.events]))
         events = [render_event(event, table, seat, language) for event in [*waiting, *news.events]]
         texts = news.for_sender if reply else []
         if reply and table.id in self.erred:
@@ -444,6 +504,15 @@ def _module(template: str, language: str, context: dict[str, Any]) -> Any:
     return environment().get_template(f"{language}/{template}").make_module({"language": language, **context})
 
 
+_MOVES_TOLD = frozenset((EventKind.MOVED, EventKind.AUTOMOVED, EventKind.CANNOT_MOVE))
+
+
+def tells_move(mover: int, events: list[Event]) -> bool:
+    """The events tell a move (or a roll that could not move) of ``mover``: what the board's last
+    move line would say again."""
+    return any(event.kind in _MOVES_TOLD and event.seat == mover for event in events)
+
+
 def render_event(event: Event, table: Table, seat: int, language: str) -> str:
     """One event worded for ``seat``: "you" for their own actions, the opponent's name else."""
     numbering = table.numbering(seat)
@@ -476,8 +545,10 @@ def play_texts(before: Position, play: Play, mover: int) -> dict[str, str]:
     return {numbering.value: format_play(before, play, numbering, colour) for numbering in Numbering}
 
 
-def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameView:
-    """Everything a game letter shows, from ``seat``'s side: board, score, clocks, what to do next."""
+def game_view(table: Table, seat: int, config: Config, now: datetime, move_told: bool = False) -> GameView:
+    """Everything a game letter shows, from ``seat``'s side: board, score, clocks, what to do next.
+    ``move_told``: the letter tells the opponent's last move among its events, so the board does
+    not say it again."""
     player = table.players[seat]
     opponent = table.players[1 - seat]
     numbering = table.numbering(seat)
@@ -515,6 +586,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         if plays:
             example = format_play(game.board, example_play(plays.values()), numbering, colour)
     board = game.board if game.seat == seat else game.board.swap()
+    crawford = game.crawford and table.status is not MatchStatus.FINISHED  # no Crawford game on a finished match
     # The score before this game, except after the last game, when the final score stands.
     points = table.score.points if table.status is MatchStatus.FINISHED else game.score
     score_points = scoring.seen_from(points, seat)
@@ -535,9 +607,10 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
             length=rules.length if rules.format in (scoring.Format.MATCH, scoring.Format.GAMES) else None,
             viewer=score_points[0],
             opponent=score_points[1],
-            crawford=game.crawford,
+            crawford=crawford,
         ),
         last_move=_last_move(game, seat),
+        last_move_told=move_told,
     )
     return replace(
         view,
@@ -547,7 +620,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime) -> GameVie
         offered=game.cube * 2,
         beavered=game.beavered,
         beaver_allowed=not game.beavered and cube_rules.beaver_refusal(rules, game.cube * 2) is None,
-        crawford=game.crawford,
+        crawford=crawford,
         ids={"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))},
         board=render_text_board(board_view, language),
         board_view=board_view,

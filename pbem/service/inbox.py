@@ -239,6 +239,13 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
             talk.say_template(Notice.OLDER_MAIL, table)
     if confirmation is not None:
         parsed = _confirm(talk, confirmation, parsed, mail)
+    if found is None and any(isinstance(command, (*_GAME_COMMANDS, commands.Accept, commands.Decline))
+                             for command in parsed):
+        watched = watching.games_replied_to_as_watcher(talk, mail.in_reply_to, mail.references)
+        if watched:  # a watcher answered a watcher's mail with a move: no game of theirs is meant
+            talk.say_template(Notice.WATCHER_CANNOT_ACT, games=watched)
+            parsed = [command for command in parsed
+                      if not isinstance(command, (*_GAME_COMMANDS, commands.Accept, commands.Decline))]
     unproven = [command for command in parsed if isinstance(command, _NEEDS_PROOF) and not proven]
     for command in parsed:
         if command not in unproven:
@@ -466,11 +473,11 @@ def _dispatch(
             if table is not None and seat is not None and text:
                 table.leave_note(1 - seat, text)
                 talk.say_template(Notice.NOTE_PASSED_ON, table, opponent=table.players[1 - seat].display_name)
-        case commands.CommandError(line=line, code=code, details=details) if commands.is_invitation(line):
+        case commands.CommandError(line=line, code=code, details=details) if commands.about_no_game(line):
             talk.invitation_apart = True  # about no existing game, whichever thread it was written in
-            talk.error(code, details, None)
-        case commands.CommandError(code=code, details=details):
-            talk.error(code, details, table, seat or 0)
+            talk.error(code, details, None, line=line)
+        case commands.CommandError(line=line, code=code, details=details):
+            talk.error(code, details, table, seat or 0, line=line)
         case commands.Invite():
             talk.invitation_apart = True
             invitations.invite(talk, command)

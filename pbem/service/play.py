@@ -9,8 +9,11 @@ game, scores it, and starts the next game of a match, series or session.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pbem import assistant as pbem_assistant
 from pbem import commands
+from pbem.config import Config
 from pbem.mail.composing import Attachment
 from pbem.render.views import EventKind, Notice
 from pbem.rules import game as rules
@@ -209,9 +212,11 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     else:
         talk.event(table, EventKind.GAME_WON, result.winner, kind=int(result.kind or 1), points=result.points,
                    ending=result.ending.value)
+    revealed = None
     if table.record.dice_seed is not None:
         talk.event(table, EventKind.DICE_REVEALED, None, number=table.record.game_number,
-                   seed=table.record.dice_seed)
+                   seed=table.record.dice_seed, verify=verify_link(talk.config), attached=False)
+        revealed = talk.news_of(table).events[-1]
     talk.session.add(FinishedGame(match_id=table.id, number=table.record.game_number, game=game.to_dict(),
                                   dice_seed=table.record.dice_seed))
     talk.session.flush()
@@ -223,6 +228,8 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     ) or (prize is not None and prizes.ends_the_prize(result))
     if session_over:
         _finish_match(talk, table, result)
+        if revealed is not None:
+            revealed.data["attached"] = True  # the match's .mat is attached to this same mail
     ratings.record_result(talk, table, result, session_over)
     if session_over and table.record.ladder_id is not None:
         ladder_standing.match_over(talk, table)
@@ -238,6 +245,24 @@ def _finish_game(talk: Conversation, table: Table) -> bool:
     return True
 
 
+def verify_link(config: Config) -> str | None:
+    """The service's page that checks a game's dice from its ``.mat`` and seed (None: no web board)."""
+    return None if config.web is None else f"{config.web.public_url}/verify"
+
+
+def won_with(table: Table, winner: int | None, last: scoring.Result) -> dict[str, Any] | None:
+    """How a match was won when its last game won more points than the match needed (a gammon
+    at 4-2 in a match to 5, any gammon in a match to 1): that game's kind, its points and the
+    score before it, so that "wins 3-0" in a match to 1 is told as a win with a backgammon."""
+    rules, points = table.score.rules, table.score.points
+    if (rules.format is not scoring.Format.MATCH or winner is None or last.winner != winner
+            or points[winner] <= (rules.length or 0)):
+        return None
+    before = [points[0], points[1]]
+    before[winner] -= last.points
+    return {"kind": int(last.kind or 1), "points": last.points, "before": before}
+
+
 def _finish_match(talk: Conversation, table: Table, last: scoring.Result) -> None:
     """The end of the match, series or session (a prize game's escrow is paid out by the caller,
     in this same transaction).  Whoever left a prize table (``$quit``, a timeout) loses it."""
@@ -246,7 +271,8 @@ def _finish_match(talk: Conversation, table: Table, last: scoring.Result) -> Non
     prize = table.prize
     winner = scoring.winner(table.score) if prize is None else prizes.prize_winner(table.score, last)
     left = None if prize is None else prizes.left_the_table(last)
-    talk.event(table, EventKind.MATCH_OVER, winner, points=list(table.score.points), left=left)
+    talk.event(table, EventKind.MATCH_OVER, winner, points=list(table.score.points), left=left,
+               won_with=won_with(table, winner, last))
     games = table.finished_games(talk.session)
     names = (table.players[0].display_name, table.players[1].display_name)
     text = matfile.match_text(games, names)

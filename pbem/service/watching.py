@@ -32,9 +32,9 @@ from pbem.rules.notation import Numbering
 from pbem.rules.scoring import MatchRules
 from pbem.service import bounces
 from pbem.service.assistant import is_assistant
-from pbem.service.conversation import MAX_WAITING_NEWS, Conversation, Event, game_view, shown_name
+from pbem.service.conversation import MAX_WAITING_NEWS, Conversation, Event, game_view, shown_name, tells_move
 from pbem.service.tables import Table, locked_match
-from pbem.store.game_records import MatchRecord, MatchStatus, Player
+from pbem.store.game_records import MatchRecord, MatchStatus, Player, Seat
 from pbem.store.mail_records import queue_mail
 from pbem.store.watching import MatchWatch, Watcher
 
@@ -55,6 +55,11 @@ _SHOWN = frozenset((
 dice seeds, the invitation's terms)."""
 _TOLD_WITH_THE_MOVE = frozenset((EventKind.ROLLED,))
 """A roll alone brings a watcher no mail: it is told with the move played with it."""
+_ENDS_A_GAME = frozenset((EventKind.GAME_WON, EventKind.GAME_DRAWN, EventKind.MATCH_OVER))
+_TOLD_AT_THE_END = frozenset((*_ENDS_A_GAME, EventKind.DROPPED, EventKind.RESIGNED, EventKind.TIMED_OUT,
+                              EventKind.DRAW_AGREED, EventKind.GAME_STARTED))
+"""What the mail at the end of a game tells a watcher who does not watch every move: how it
+ended, and the next game's start."""
 _WATCHING = (MatchStatus.INVITED.value, MatchStatus.RUNNING.value)
 
 
@@ -150,13 +155,46 @@ def watch(talk: Conversation, command: commands.Watch) -> None:
             talk.say_template(Notice.WATCH_LIMIT_ADDRESS, limit=MAX_GAMES_WATCHED)
             return
         assert sender.id is not None
-        session.add(Watcher(match_id=table.id, player_id=sender.id, since=talk.now))
-    talk.say_template(Notice.WATCH_STARTED, names=names, code=command.code, link=page_link(talk.config, command.code))
+        session.add(Watcher(match_id=table.id, player_id=sender.id, since=talk.now, every_move=command.every_move))
+    else:
+        watcher = session.get(Watcher, (table.id, sender.id))
+        assert watcher is not None
+        watcher.every_move = command.every_move  # watch CODE again: the choice of mails changes
+        session.add(watcher)
+    talk.say_template(Notice.WATCH_STARTED, names=names, code=command.code, link=page_link(talk.config, command.code),
+                      every_move=command.every_move)
+
+
+def games_replied_to_as_watcher(talk: Conversation, in_reply_to: str | None, references: Sequence[str]) -> list[str]:
+    """The matches ("Anna – Ben") the sender watches, when their mail that names no game is a
+    watcher's: it answers one of their watch mails, or they play no running game of their own
+    that it could be meant for.  Empty when the sender watches nothing."""
+    session, sender = talk.session, talk.sender
+    watching = session.exec(select(Watcher).where(Watcher.player_id == sender.id)).all()
+    if not watching:
+        return []
+    answered = {in_reply_to, *references} - {None}
+    replied = [watcher for watcher in watching if watcher.last_message_id in answered]
+    if not replied:
+        plays = session.exec(select(func.count()).select_from(Seat).join(MatchRecord, col(MatchRecord.id) == Seat.match_id)
+                             .where(Seat.player_id == sender.id, col(MatchRecord.status).in_(_WATCHING))).one()
+        if plays:
+            return []
+        replied = list(watching)
+    language = talk.language(sender)
+    games = []
+    for watcher in replied:
+        record = session.get(MatchRecord, watcher.match_id)
+        if record is not None:
+            table = Table.load(session, record)
+            games.append(" – ".join(shown_name(player, language) for player in table.players))
+    return games
 
 
 def send_watch_letters(talk: Conversation) -> None:
-    """Queue a read-only mail to each watcher of every match this conversation moved on, once
-    something a watcher is told happened in it (a roll alone waits for its move)."""
+    """Queue a read-only mail to each watcher of every match this conversation moved on: to one
+    who watches every move once something a watcher is told happened in it (a roll alone waits for
+    its move); to the others once a game ends, with its result."""
     config = talk.config
     for news in talk.news.values():
         table = news.table
@@ -177,11 +215,15 @@ def send_watch_letters(talk: Conversation) -> None:
         events = [*(Event.from_dict(document) for document in settings.waiting), *shown]
         settings.waiting = []
         talk.session.add(settings)
+        game_over = [event for event in shown if event.kind in _TOLD_AT_THE_END]
         for watcher in watchers:
+            if not (watcher.every_move or any(event.kind in _ENDS_A_GAME for event in game_over)):
+                continue
             player = talk.session.get(Player, watcher.player_id)
             if player is None or bounces.undeliverable(player, config):
                 continue
-            letter = watch_letter(table, settings.code, player, watcher, events, config, talk.now)
+            letter = watch_letter(table, settings.code, player, watcher, events if watcher.every_move else game_over,
+                                  config, talk.now)
             message = compose(letter, config.service.address, config.service.name, talk.now)
             queue_mail(talk.session, message, table.id)
             watcher.last_message_id = str(message["Message-ID"])
@@ -195,7 +237,9 @@ def watch_letter(table: Table, code: str, player: Player, watcher: Watcher, even
     language = player.language or config.service.language
     view = watch_view(table, code, config, language, now, events)
     context = view.template_context()
-    subject = str(_macros(language, context).subject()).strip()
+    won = next(((event.seat, int(event.data.get("kind", 1))) for event in events
+                if event.kind is EventKind.GAME_WON and event.seat is not None), None)
+    subject = str(_macros(language, context).subject(won)).strip()
     images: tuple[InlineImage, ...] = ()
     board_cid = alt = None
     if view.board_view is not None:
@@ -208,9 +252,10 @@ def watch_letter(table: Table, code: str, player: Player, watcher: Watcher, even
         to_address=player.address,
         to_name=player.name,
         subject=subject,
-        text=render("watch.txt", language, **context),
+        text=render("watch.txt", language, every_move=watcher.every_move, **context),
         language=language,
-        html=render("watch.html", language, subject=subject, board_cid=board_cid, board_alt=alt, **context),
+        html=render("watch.html", language, subject=subject, board_cid=board_cid, board_alt=alt,
+                    every_move=watcher.every_move, **context),
         images=images,
         in_reply_to=earlier,
         references=() if earlier is None else (earlier,),
@@ -223,7 +268,7 @@ def watch_view(table: Table, code: str, config: Config, language: str, now: date
     with both players named (never "you")."""
     names = (shown_name(table.players[0], language), shown_name(table.players[1], language))
     game = table.game
-    seen = game_view(table, 0, config, now)
+    seen = game_view(table, 0, config, now, move_told=tells_move(1, list(events)))
     board_view = None if seen.board_view is None else replace(
         seen.board_view, numbering=Numbering.OWN, viewer_name=names[0], opponent_name=names[1], spectator=True)
     running = table.status is MatchStatus.RUNNING and game is not None and game.phase is not game_rules.Phase.OVER

@@ -319,7 +319,8 @@ def outcome_lines(table: Table, seat: int, language: str) -> tuple[str, ...]:
     if table.score.rules.format is not scoring.Format.SINGLE:
         winner = scoring.winner(table.score) if prize is None else prizes.prize_winner(table.score, result)
         left = None if prize is None else prizes.left_the_table(result)
-        events.append(Event(EventKind.MATCH_OVER, winner, {"points": list(table.score.points), "left": left}))
+        events.append(Event(EventKind.MATCH_OVER, winner, {"points": list(table.score.points), "left": left,
+                                                          "won_with": play.won_with(table, winner, result)}))
     return tuple(render_event(event, table, seat, language) for event in events)
 
 

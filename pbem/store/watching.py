@@ -47,12 +47,15 @@ class MatchWatch(SQLModel, table=True):
 
 
 class Watcher(SQLModel, table=True):
-    """An address that watches a match: it gets a read-only mail after each move."""
+    """An address that watches a match: it gets a read-only mail at the end of each game, or
+    after each move (``every_move``)."""
 
     __tablename__ = "watchers"
 
     match_id: int = Field(foreign_key="matches.id", primary_key=True)
     player_id: int = Field(foreign_key="players.id", primary_key=True, index=True)
     since: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+    every_move: bool = False
+    """``watch CODE every move``: a mail after each move; else one when each game ends."""
     last_message_id: str | None = Field(sa_type=Text, default=None)
     """The last watch mail of the match sent to this address: the next threads under it."""

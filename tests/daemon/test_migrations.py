@@ -169,6 +169,7 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
 
     with engine.begin() as connection:  # back to revision 0019, with rated players and mails
         connection.execute(text("DROP TABLE rating_counts"))
+        connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))  # what 0022 adds
         _indexes_before_0020(connection)
         connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
         connection.execute(text("UPDATE alembic_version SET version_num = '0019'"))
@@ -205,8 +206,39 @@ def test_revision_0021_indexes_the_unsent_mails_by_match(engine):
 
     with engine.begin() as connection:
         connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))
+        connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))  # what 0022 adds
         connection.execute(text("UPDATE alembic_version SET version_num = '0020'"))
-    assert upgrade_schema(engine) == ("0020", "0021")
+    assert upgrade_schema(engine) == ("0020", head_revision())
     (index,) = [index for index in inspect(engine).get_indexes("outbound_mail")
                 if index["name"] == "ix_outbound_mail_unsent"]
     assert index["column_names"] == ["match_id"]
+
+
+def test_revision_0022_keeps_the_watchers_of_before_on_every_move(engine):
+    """Issue 33: a watcher chooses one mail per game (the default) or one after each move; who
+    watched before the choice existed signed up for a mail after each move and keeps it."""
+    from sqlalchemy import text
+    from sqlmodel import Session, select
+
+    from pbem.store.db import upgrade_schema
+    from pbem.store.game_records import MatchRecord
+    from pbem.store.game_records import Player as PlayerRow
+    from pbem.store.watching import Watcher
+
+    with Session(engine) as session:
+        carol, dave, match = PlayerRow(address="carol@example.org"), PlayerRow(address="dave@example.org"), \
+            MatchRecord(score={})
+        session.add_all((carol, dave, match))
+        session.commit()
+        ids = {"carol": carol.id, "dave": dave.id, "match": match.id}
+    with engine.begin() as connection:  # back to revision 0021, with a watcher
+        connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0021'"))
+        connection.execute(text("INSERT INTO watchers (match_id, player_id, since) VALUES (:match, :carol, "
+                                "'2030-01-01')"), ids)
+    assert upgrade_schema(engine) == ("0021", head_revision())
+    with Session(engine) as session:
+        session.add(Watcher(match_id=ids["match"], player_id=ids["dave"]))
+        session.commit()
+        watching = {watcher.player_id: watcher.every_move for watcher in session.exec(select(Watcher)).all()}
+    assert watching == {ids["carol"]: True, ids["dave"]: False}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
 import subprocess
 from pathlib import Path
 
@@ -210,3 +211,30 @@ def test_lengths_of_one_are_singular(language: str, one: tuple[str, str], two: t
                              viewer_name="A", opponent_name="B", turn=Who.VIEWER,
                              score=Score(kind, length=length, viewer=0, opponent=0))
             assert text in render_text_board(view, language)
+
+
+@pytest.mark.parametrize("language, line", [
+    ("en", "Match to 1 point, won by Ben: Anna 0, Ben 3\n"),
+    ("de", "Match auf 1 Punkt, gewonnen von Ben: Anna 0, Ben 3\n"),
+])
+def test_a_finished_match_names_its_winner_and_no_crawford_game(language: str, line: str) -> None:
+    """Issue 33: "Match to 1 point: Anna 0, Ben 3" read as a broken score; a match over says who won it."""
+    view = BoardView(position=Position.start(), numbering=Numbering.OWN, colour=Colour.WHITE, viewer_name="Anna",
+                     opponent_name="Ben", turn=None, score=Score(Format.MATCH, length=1, viewer=0, opponent=3))
+    board = render_text_board(view, language)
+    assert line in board and "Crawford" not in board
+    running = render_text_board(start_view(Numbering.OWN, Colour.WHITE), language)
+    assert ("won by" not in running and "gewonnen von" not in running) and "Crawford" in running
+
+
+@pytest.mark.parametrize("language, told, legend", [
+    ("en", "Ben played 13/8 6/5*", "(. from, o to: Ben's last move)"),
+    ("de", "Ben zog 13/8 6/5*", "(. von, o nach: der letzte Zug von Ben)"),
+])
+def test_a_move_the_mail_tells_is_not_told_again_under_the_board(language: str, told: str, legend: str) -> None:
+    view = hit_view(Numbering.OWN, Colour.WHITE)
+    assert told in render_text_board(view, language)
+    once = render_text_board(replace(view, last_move_told=True), language)
+    assert told not in once and legend in once
+    grid = lambda board: [line for line in board.splitlines() if line.strip().startswith("|")]  # noqa: E731
+    assert grid(once) == grid(render_text_board(view, language)), "the marks stay on the board"

@@ -12,8 +12,9 @@ from pbem.commands import written_in
 from pbem.mail.local_client import compose_mail
 from pbem.store.game_records import Player as PlayerRow
 
-GERMAN_SUBJECT = "[Backgammon] Ihre Mail an"
-ENGLISH_SUBJECT = "[Backgammon] Your mail to"
+GERMAN_SUBJECT = "[Backgammon] Hilfe: so spielen Sie per Mail"
+ENGLISH_SUBJECT = "[Backgammon] Help: how to play by mail"
+GERMAN_REFUSAL = "[Backgammon] Nicht ausgeführt"
 
 
 def saved_language(office, address: str) -> str | None:
@@ -46,7 +47,7 @@ def test_content_language_decides_for_a_mail_without_words_of_either(office):
     mail = compose_mail("Anna <anna@example.org>", "backgammon@localhost", "?", "13/7 8/7")
     mail["Content-Language"] = "de-DE"
     (answer,) = office.deliver(mail)
-    assert str(answer["Subject"]).startswith(GERMAN_SUBJECT)
+    assert str(answer["Subject"]).startswith(GERMAN_REFUSAL)
 
 
 def test_a_german_invitation_reaches_both_in_german_and_saves_the_inviters_language(office):

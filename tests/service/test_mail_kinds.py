@@ -115,11 +115,11 @@ def test_subjects_tell_the_state(mails) -> None:
         "en": {"invitation": "Anna – Ben: Invitation from Anna", "waiting": "Anna – Ben: Waiting for Anna",
                "your_turn": "Anna – Ben: Your turn (3-1)", "cube_offered": "Ben doubles to 2: double offered",
                "game_over": "game over: Ben wins a single game – Your turn (5-2)",
-               "match_over": "match over: you win 4-0"},
+               "match_over": "match over: you win with a backgammon (3 points)"},
         "de": {"invitation": "Anna – Ben: Einladung von Anna", "waiting": "Anna – Ben: Warten auf Anna",
                "your_turn": "Anna – Ben: Sie sind am Zug (3-1)", "cube_offered": "Ben doppelt auf 2: Doppler angeboten",
                "game_over": "Spielende: Ben gewinnt einfach – Sie sind am Zug (5-2)",
-               "match_over": "Match beendet: Sie gewinnen 4-0"},
+               "match_over": "Match beendet: Sie gewinnen mit Backgammon (3 Punkte)"},
     }[language]
     for kind, words in expected.items():
         assert subjects[kind].endswith(words), (kind, subjects[kind])
@@ -180,7 +180,13 @@ def test_wrong_move_help_and_match_end(mails) -> None:
     assert short not in help_text
     over = by_kind["match_over"]
     text = over.get_body(preferencelist=("plain",)).get_content()
-    assert ("4 to 0" in text) if language == "en" else ("4 zu 0" in text)
+    # Issue 33: a match to 3 won 4-0 by a backgammon at 1-0 is told as that, never as "4 to 0".
+    assert (("You win the match with a backgammon (3 points) at a score of 1 to 0." in text
+             and "Match to 3 points, won by Ben: Ben 4, Anna 0\n" in text)
+            if language == "en" else
+            ("Sie gewinnen die Partie mit Backgammon (3 Punkte) beim Stand von 1 zu 0." in text
+             and "Match auf 3 Punkte, gewonnen von Ben: Ben 4, Anna 0\n" in text)), text
+    assert "Crawford" not in text
     (mat,) = [part for part in over.iter_attachments() if (part.get_filename() or "").endswith(".mat")]
     assert "3 point match" in mat.get_content() and "Game 2" in mat.get_content()
 

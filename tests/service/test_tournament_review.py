@@ -271,7 +271,7 @@ def test_a_tournament_player_watching_anothers_match_learns_no_secret_and_cannot
         person = {p.address: p for p in players}[player.address]
         person.reply("watchers on", to=person.last_of(table.token(seat)))
     watch_code = re.search(r"watch ([a-z2-7]{10})", text_of(dora.last) + text_of(anna.last)).group(1)
-    (answer,) = carla.write_confirmed(f"watch {watch_code}")
+    (answer,) = carla.write_confirmed(f"watch {watch_code} every move")
     assert "You now watch" in prose_of(answer), prose_of(answer)
     for _ in range(4):
         table = office.table(match.id)

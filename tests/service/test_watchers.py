@@ -60,9 +60,11 @@ def both_allow(office: PostOffice, anna: Player, ben: Player) -> str:
     return code
 
 
-def watching_carol(office: PostOffice, anna: Player, ben: Player, carol: Player) -> str:
+def watching_carol(office: PostOffice, anna: Player, ben: Player, carol: Player, every_move: bool = True) -> str:
+    """Carol watches Anna – Ben: every move (as the tests of the mails after each move need), or
+    with the default of one mail per game."""
     code = both_allow(office, anna, ben)
-    (answer,) = carol.write_confirmed(f"watch {code}")
+    (answer,) = carol.write_confirmed(f"watch {code} every move" if every_move else f"watch {code}")
     assert "You now watch Anna – Ben." in prose_of(answer), text_of(answer)
     return code
 
@@ -84,7 +86,7 @@ def play_on(office: PostOffice, anna: Player, ben: Player, turns: int) -> None:
     ("watch k3mq7zt2xa off", commands.Watch("k3mq7zt2xa", on=False)),
     ("zuschauen k3mq7zt2xa aus", commands.Watch("k3mq7zt2xa", on=False)),
     ("unwatch k3mq7zt2xa", commands.Watch("k3mq7zt2xa", on=False)),
-    ("watchers maybe", commands.CommandError("watchers maybe", "switch", "maybe")),
+    ("watchers maybe", commands.CommandError("watchers maybe", "watchers-switch", "maybe")),
     ("watch", commands.CommandError("watch", "watch-code", "")),
     ("watch k3mq7zt2x1", commands.CommandError("watch k3mq7zt2x1", "watch-code", "k3mq7zt2x1")),
     ("watch out, he doubles early", commands.Note("watch out, he doubles early")),
@@ -168,9 +170,9 @@ def test_in_german(game) -> None:
     code = code_in(anna.last)
     assert f"zuschauen {code}" in text_of(anna.last)
     ben.reply("watchers on", to=game_mail(ben, office))
-    (question,) = carol.write(f"zuschauen {code}")
+    (question,) = carol.write(f"zuschauen {code} bei jedem Zug")
     (answer,) = carol.reply("ja", to=question)
-    assert "Sie schauen jetzt Anna – Ben zu." in prose_of(answer)
+    assert "Sie schauen jetzt Anna – Ben zu. Nach jedem Zug bekommen Sie eine Mail" in prose_of(answer)
     anna.reply("8/5 6/5", to=game_mail(anna, office))
     watched = carol.last
     assert str(watched["Subject"]) == "[Backgammon] Zuschauen Anna – Ben: Ben ist am Zug"
@@ -236,7 +238,9 @@ def test_nothing_a_watcher_sends_acts_in_the_game(game) -> None:
         assert {recipient(mail) for mail in sent} == {carol.address}
     assert office.snapshot() == before, "a watcher's reply changed the game"
     assert office.outbound_count() == outbound + 6
-    assert "reply to the last mail of that game" in prose_of(carol.inbox[-6])
+    told = prose_of(carol.inbox[-6])
+    assert "You watch Anna – Ben: watchers cannot move, roll, double or answer in a game" in told
+    assert "reply to the last mail" not in told and "Not carried out" in str(carol.inbox[-6]["Subject"])
     with Session(office.engine) as session:
         assert all(settings.allowed() for settings in session.exec(select(MatchWatch)).all())
     # ... and nothing of what Carol wrote reaches the players.
@@ -378,3 +382,101 @@ def test_a_watcher_is_told_of_a_resignation_offer(game) -> None:
     sent = anna.reply("resign gammon", to=game_mail(anna, office))
     watched = [mail for mail in sent if recipient(mail) == carol.address]
     assert watched and "offered to resign a gammon" in prose_of(watched[0]), [prose_of(mail) for mail in sent]
+
+
+# -- the digest: one mail per game unless every move (issue 33, item 5) --------------------------
+
+
+@pytest.mark.parametrize("line, command", [
+    ("watch k3mq7zt2xa every move", commands.Watch("k3mq7zt2xa", every_move=True)),
+    ("Watch K3MQ7ZT2XA each move.", commands.Watch("k3mq7zt2xa", every_move=True)),
+    ("zuschauen k3mq7zt2xa bei jedem Zug", commands.Watch("k3mq7zt2xa", every_move=True)),
+    ("zuschauen k3mq7zt2xa jeden Zug", commands.Watch("k3mq7zt2xa", every_move=True)),
+    ("unwatch k3mq7zt2xa every move", commands.Note("unwatch k3mq7zt2xa every move")),
+    ("watch k3mq7zt2xa every game", commands.Note("watch k3mq7zt2xa every game")),
+])
+def test_watch_every_move_in_english_and_german(line: str, command: commands.Command) -> None:
+    assert commands.parse_commands(line) == [command]
+
+
+@pytest.fixture
+def long_game(config):
+    """As ``game``, but a match to 7: a game resigned does not end it."""
+    office = PostOffice(web_config(config), LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    carol, dave = Player(office, "carol@example.org", "Carol"), Player(office, "dave@example.org", "Dave")
+    invite_and_accept(office, anna, ben, "invite ben@example.org match 7")
+    return office, anna, ben, carol, dave
+
+
+def test_by_default_a_watcher_gets_one_mail_per_game_at_its_end(long_game) -> None:
+    office, anna, ben, carol, dave = long_game
+    code = watching_carol(office, anna, ben, carol, every_move=False)
+    started = carol.last
+    assert "When each game ends you get a mail with its result" in prose_of(started)
+    assert f"watch {code} every move" in prose_of(started)
+    assert str(started["Subject"]) == "[Backgammon] You watch Anna – Ben"
+    for _ in range(6):
+        sent = play_turn(office, (anna, ben))
+        assert carol.address not in {recipient(mail) for mail in sent}, "no mail per move"
+    table = office.table()
+    loser, winner = (anna, ben) if table.game.to_act == 0 else (ben, anna)
+    sent = loser.reply("resign single", to=game_mail(loser, office))
+    assert carol.address not in {recipient(mail) for mail in sent}, "an offer ends no game"
+    sent = winner.reply("accept", to=game_mail(winner, office))
+    (watched,) = [mail for mail in sent if recipient(mail) == carol.address]
+    text = prose_of(watched)
+    assert f"{winner.name} wins a single game (resignation): 1 point." in text, text
+    assert str(watched["Subject"]) == f"[Backgammon] Watching Anna – Ben: {winner.name} wins a single game"
+    assert "Game 2 begins" in text and f"http://127.0.0.1:8080/w/{code}" in text, text_of(watched)
+    assert "played" not in text, "the moves are not told again"
+    assert f"a mail when each game ends (watch {code} every move for one after each move)" in text
+    assert token_of(watched) is None and watched["Reply-To"] is None
+    with Session(office.engine) as session:
+        assert [watcher.every_move for watcher in session.exec(select(Watcher)).all()] == [False]
+
+    # Watching again with "every move" changes the choice.
+    (answer,) = carol.write_confirmed(f"watch {code} every move")
+    assert "After each move you get a mail" in prose_of(answer)
+    sent = play_turn(office, (anna, ben))
+    sent += play_turn(office, (anna, ben))
+    assert carol.address in {recipient(mail) for mail in sent}
+
+
+def test_the_digest_in_german(game) -> None:
+    office, anna, ben, carol, dave = game
+    code = both_allow(office, anna, ben)
+    (question,) = carol.write(f"zuschauen {code}")
+    (answer,) = carol.reply("ja", to=question)
+    assert "Am Ende jedes Spiels bekommen Sie eine Mail mit seinem Ergebnis" in prose_of(answer)
+    assert f"zuschauen {code} bei jedem Zug" in prose_of(answer)
+    assert str(answer["Subject"]) == "[Backgammon] Sie schauen Anna – Ben zu"
+    sent = anna.reply("8/5 6/5", to=game_mail(anna, office))
+    assert carol.address not in {recipient(mail) for mail in sent}
+    sent = ben.reply("$aufgeben", to=game_mail(ben, office))
+    (watched,) = [mail for mail in sent if recipient(mail) == carol.address]
+    assert "Ben hat aufgegeben." in prose_of(watched) and "mit einer Mail am Ende jedes Spiels" in prose_of(watched)
+    assert str(watched["Subject"]).startswith("[Backgammon] Zuschauen Anna – Ben: Anna gewinnt ")
+
+
+def test_a_watcher_replying_with_a_move_is_told_watchers_cannot_act_in_german(game) -> None:
+    office, anna, ben, carol, dave = game
+    watching_carol(office, anna, ben, carol)
+    anna.reply("8/5 6/5", to=game_mail(anna, office))
+    carol.write_confirmed("sprache de")
+    before = office.snapshot()
+    (answer,) = carol.reply("13/7 8/7", to=carol.inbox[-3])
+    assert "Sie schauen Anna – Ben zu: Zuschauer können in einem Spiel weder ziehen noch würfeln" in prose_of(answer)
+    assert "letzte Mail" not in prose_of(answer) and office.snapshot() == before
+    assert str(answer["Subject"]) == "[Backgammon] Nicht ausgeführt"
+
+
+def test_a_player_who_also_watches_still_hears_which_game_to_answer(game) -> None:
+    """Someone who plays a game of their own and watches another, writing a move in a new mail,
+    is asked to answer the mail of their game, as before: the mail may be meant for it."""
+    office, anna, ben, carol, dave = game
+    watching_carol(office, anna, ben, carol)
+    carol.write_confirmed("invite dave@example.org")
+    dave.reply("accept", to=dave.last)
+    (answer,) = carol.write("13/7 8/7")
+    assert "reply to the last mail of that game" in prose_of(answer)
