@@ -68,13 +68,13 @@ WORDS = {"en": {"lang": "lang de", "invite": "invite", "assistant": "play assist
                 "resign": "aufgeben einfach", "quit": "$aufgeben", "watchers": "zuschauer an", "ladder": "leiter beitreten",
                 "challenge": "leiter fordern", "tournament": "turnier neu {name} ko {size} partie {length}"}}
 FORMATS = {"en": ("", "match 3", "money", "games 3", "match 5", "prize games 3 stake 2.50", "match 3 clock 2d/5d", "single"),
-           "de": ("", "partie 3", "geld", "spiele 3", "partie 5", "preis spiele 3 einsatz 2,50", "partie 3 uhr 2d/5d", "einzel")}
+           "de": ("", "partie 3", "geld", "spiele 3", "partie 5", "preis spiele 3 einsatz 2,50", "partie 3 uhr 2t/5t", "einzel")}
 JOIN_LINE = re.compile(r"^\s*((?:tournament join|turnier teilnehmen) [a-z0-9]{6})\s*$", re.MULTILINE)
 WATCH_LINE = re.compile(r"^\s+((?:watch|zuschauen) [a-z0-9]{10})\s*$", re.MULTILINE)
 YES = re.compile(r"(?:answer this mail with|diese Mail daher mit)\s+(\S+)")
 DECLINE = re.compile(r"(?:If you do not want to play, reply|Wenn Sie nicht spielen möchten, antworten Sie):\s+(\S+)")
 MAX_STEPS = 100_000
-IDLE_DAYS = 40
+IDLE_DAYS = 20
 """When nobody has anything to do, the clock moves a day at a time, this many at most."""
 
 
@@ -110,15 +110,18 @@ class Member:
     name: str
     language: str
     style: str
-    quirks: set[str] = field(default_factory=set)
+    quirks: dict[str, str | None] = field(default_factory=dict)
+    """What this player does beyond copying: quirk → the opponent's name in whose game (None: any)."""
     plans: list[Plan] = field(default_factory=list)
-    threads: dict[str, EmailMessage] = field(default_factory=dict)
+    threads: dict[str, tuple[EmailMessage, tuple[str, list[str]] | None]] = field(default_factory=dict)
+    """Per game token, its newest mail and what it asks."""
     confirmation: EmailMessage | None = None
     in_flight: Plan | None = None
     done: set[str] = field(default_factory=set)
     moves: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    watch_with: str | None = None
-    """The opponent's name in whose game this player writes  watchers on  first."""
+    refused: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    """Per game token, the copied examples refused in a row: after two the player works out a
+    move, after three gives up on that game (it is then reported as not ended)."""
     away_until: datetime | None = None
     written: int = 0
     received: int = 0
@@ -126,6 +129,10 @@ class Member:
     @property
     def sender(self) -> str:
         return f"{self.name} <{self.address}>"
+
+    def quirk(self, name: str, mail: EmailMessage) -> bool:
+        """Whether this player has the quirk in the game of this mail (its subject names the opponent)."""
+        return name in self.quirks and (self.quirks[name] is None or str(self.quirks[name]) in str(mail["Subject"]))
 
     def sign(self, text: str) -> str:
         return f"{text}\n\n-- \n{self.name}" if self.style in SIGNED else text
@@ -155,7 +162,7 @@ class Population:
     def _member(self, number: int) -> Member:
         language = "de" if number % 2 else "en"
         names = ("Anna", "Ben", "Clara", "Dieter", "Emma", "Felix", "Greta", "Hans", "Ida", "Jonas")
-        member = Member(f"p{number}@example.org", f"{names[number % 10]} {number}", language,
+        member = Member(f"p{number}@example.org", f"{names[number % 10]} {number:02}", language,
                         STYLES[language][number // 2 % len(STYLES[language])])
         if language == "de":
             member.plans.append(Plan(lambda: WORDS["de"]["lang"] if number % 4 == 1 else WORDS["en"]["lang"]))
@@ -182,7 +189,7 @@ class Population:
             if "Please confirm" in text or "Bitte bestätigen" in text:
                 member.confirmation = mail
             elif token_of(mail) is not None:
-                member.threads[token_of(mail)] = mail  # type: ignore[index]
+                member.threads[token_of(mail)] = (mail, call_of(mail))  # type: ignore[index]
             for line in JOIN_LINE.findall(text)[:1]:
                 self.board[f"join {member.address}"] = [line]
             self.board["watch"].extend(WATCH_LINE.findall(text)[:1])
@@ -202,18 +209,18 @@ class Population:
         if member.confirmation is not None and str(member.confirmation["Message-ID"]) not in member.done:
             return [lambda: self.confirm(member)]
         found: list[Callable[[], None]] = []
-        for token, mail in member.threads.items():
-            call = call_of(mail)
-            if call is not None and str(mail["Message-ID"]) not in member.done:
-                if call[0] == "accept" and "ignore" in member.quirks and "ladder" in flat(mail):
+        for token, (mail, call) in member.threads.items():
+            if call is not None and str(mail["Message-ID"]) not in member.done and member.refused[token] < 3:
+                if call[0] == "accept" and member.quirk("ignore", mail):
                     continue
                 found.append(lambda token=token, mail=mail, call=call: self.play(member, token, mail, call))
-        if member.plans and member.in_flight is None and member.plans[0].text() is not None:
-            found.append(lambda: self.write_plan(member))
+        ready = next((plan for plan in member.plans if plan.text() is not None), None)
+        if ready is not None and member.in_flight is None:
+            found.append(lambda: self.write_plan(member, ready))
         return found
 
-    def write_plan(self, member: Member) -> None:
-        plan = member.plans.pop(0)
+    def write_plan(self, member: Member, plan: Plan) -> None:
+        member.plans.remove(plan)
         text = plan.text()
         assert text is not None
         plan.written = text
@@ -222,7 +229,7 @@ class Population:
         if any(recipient(mail) == member.address and mail is member.confirmation for mail in sent):
             member.in_flight = plan
         else:
-            self.settled(member, plan, text, changed, sent)
+            self.settled(member, plan, changed, sent)
 
     def confirm(self, member: Member) -> None:
         mail = member.confirmation
@@ -233,33 +240,32 @@ class Population:
         self.checker.example_copied(member.address, word, mail, changed, [m for m in sent if recipient(m) == member.address])
         plan, member.in_flight = member.in_flight, None
         if plan is not None:
-            self.settled(member, plan, None, changed, sent)
+            self.settled(member, plan, changed, sent)
 
-    def settled(self, member: Member, plan: Plan, text: str | None, changed: bool, sent: list[EmailMessage]) -> None:
+    def settled(self, member: Member, plan: Plan, changed: bool, sent: list[EmailMessage]) -> None:
         """The plan was carried out (its sequel follows) or refused (its fallback is written instead)."""
         if changed:
             plan.then(plan)
             return
-        if text is not None:
-            answer = next((mail for mail in sent if recipient(mail) == member.address), None)
-            self.checker.flag(f"(b) refused: {text.split()[0]} as a player writes it", member.address, answer,
-                              f"wrote {text!r}")
+        answer = next((mail for mail in sent if recipient(mail) == member.address), None)
+        self.checker.flag(f"(b) a command written as a player would was refused: {plan.written.split()[0]} …",
+                          member.address, answer, f"wrote {plan.written!r}")
         if plan.fallback is not None:
             member.plans.insert(0, Plan(lambda: plan.fallback, plan.then))
 
     def play(self, member: Member, token: str, mail: EmailMessage, call: tuple[str, list[str]]) -> None:
         """Answer what the newest mail of a game asks, with the words it offers."""
-        if member.watch_with is not None and member.watch_with in str(mail["Subject"]):
-            member.watch_with = None
+        if member.quirk("watchers", mail):
+            del member.quirks["watchers"]
             self.reply(member, mail, WORDS[member.language]["watchers"])
             return
         kind, words = call
         command, copied = words[0] if words else "", True
         member.moves[token] += 1
-        if kind == "accept" and "decline" in member.quirks and "ladder" in flat(mail):
+        if kind == "accept" and member.quirk("decline", mail):
             found = DECLINE.search(flat(mail))
             command = found.group(1) if found else "decline"
-        elif kind == "roll" and "double" in member.quirks and self.rng.random() < 0.2:
+        elif kind == "roll" and member.quirk("double", mail) and self.rng.random() < 0.2:
             command = words[1]
         elif kind == "take" and self.rng.random() < 0.2:
             command = words[1]
@@ -269,16 +275,17 @@ class Population:
         if copied:
             self.checker.example_copied(member.address, command, mail, changed,
                                         [m for m in sent if recipient(m) == member.address])
+        member.refused[token] = 0 if changed else member.refused[token] + 1
 
     def move(self, member: Member, token: str, mail: EmailMessage) -> tuple[str, bool]:
         """The example move as printed, else one worked out from the mail's IDs; or a quirk's offer."""
         words = WORDS[member.language]
         for quirk, command, after in (("draw", "$remis", 3), ("resign", words["resign"], 5), ("quit", words["quit"], 8)):
-            if quirk in member.quirks and member.moves[token] >= after:
-                member.quirks.discard(quirk)
+            if member.quirk(quirk, mail) and member.moves[token] >= after:
+                del member.quirks[quirk]
                 return command, False
         found = re.search(r"(?:Write it like this|Schreiben Sie ihn so) \([^)]*\):\s*\n +(\S[^\n]*)", text_of(mail))
-        if found:
+        if found and member.refused[token] < 2:
             return found.group(1).strip(), True
         ids = ids_of(mail)
         assert ids is not None, text_of(mail)
@@ -345,33 +352,43 @@ def cast(population: Population, small: bool) -> None:
     ladder = group(2 if small else 6)
 
     def ladder_name() -> str:
-        return board["ladder name"][0].split(maxsplit=2)[2]
+        return board["ladder name"][0]
+
+    def opening(member: Member, name: str) -> str:
+        """The first joiner opens the ladder: with the default terms, or matches to 1 in the small mode."""
+        if not small:
+            return f"{WORDS[member.language]['ladder']} {name}"
+        return f"ladder new {name} match 1" if member.language == "en" else f"leiter neu {name} partie 1"
 
     for place, member in enumerate(ladder):
-        join = WORDS[member.language]["ladder"]
-        joined = lambda plan, m=member: (board["ladder joined"].append(m.address),  # noqa: E731
-                                         board["ladder name"].append(plan.written))
-        member.plans.append(Plan(lambda p=place, j=join: (f"{j} Thursday Club" if p == 0 else f"{j} {ladder_name()}")
+        def joined(plan: Plan, m: Member = member) -> None:
+            board["ladder joined"].append(m.address)
+            if not board["ladder name"]:
+                board["ladder name"].append("Thursday Club" if "Thursday Club" in plan.written else "thursday-club")
+
+        member.plans.append(Plan(lambda p=place, m=member: (opening(m, "Thursday Club") if p == 0 else
+                                                             f"{WORDS[m.language]['ladder']} {ladder_name()}")
                                  if len(board["ladder joined"]) == p else None,
-                                 joined, fallback=f"{join} thursday-club" if place == 0 else None))
+                                 joined, fallback=opening(member, "thursday-club") if place == 0 else None))
     for challenger in range(1, len(ladder), 2):
         words = WORDS[ladder[challenger].language]["challenge"]
         defender = ladder[challenger - 1]
         ladder[challenger].plans.append(Plan(lambda w=words, d=defender: f"{w} {ladder_name()} {d.address}"
                                              if len(board["ladder joined"]) == len(ladder) else None))
     if not small:
-        ladder[0].quirks.add("decline")
-        ladder[2].quirks.add("ignore")
+        ladder[0].quirks["decline"] = ladder[1].name
+        ladder[2].quirks["ignore"] = ladder[3].name
     pairs = range(2) if small else range(len(FORMATS["en"]))
     for number in pairs:
         inviter, invited = group(2)
         options = FORMATS[inviter.language][number]
         inviter.plans.append(Plan(lambda i=inviter, d=invited, o=options: f"{WORDS[i.language]['invite']} {d.address} {o}".strip()))
         quirks = ({"watchers"}, {"draw", "double"}, {"quit", "double"}, set(), {"resign", "double"})[number % 5]
-        if "watchers" in quirks:
-            inviter.watch_with, invited.watch_with = invited.name, inviter.name
-        inviter.quirks |= quirks - {"resign"}
-        invited.quirks |= quirks & {"resign", "double"}
+        for quirk in quirks:
+            if quirk in ("watchers", "double", "resign"):
+                invited.quirks[quirk] = inviter.name
+            if quirk != "resign":
+                inviter.quirks[quirk] = invited.name
     for number, member in enumerate(group(1 if small else 4)):
         member.plans.append(Plan(lambda m=member, n=number: WORDS[m.language]["assistant"]
                                  + ("" if n % 2 == 0 else " match 3" if m.language == "en" else " partie 3")))
@@ -399,6 +416,10 @@ def main() -> int:
         elapsed = time.perf_counter() - started
         checker = population.checker
         checker.finish()
+        for member in population.members:
+            for plan in member.plans + [plan for plan in [member.in_flight] if plan]:
+                checker.flag("(c) a player could never write what they meant to", member.address, None,
+                             plan.written or "waiting for a line to copy (a join or watch line) that never came")
         with Session(population.office.engine) as session:
             matches = session.exec(select(MatchRecord.status)).all()
             tournaments = len(session.exec(select(TournamentRecord.id)).all())

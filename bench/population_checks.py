@@ -28,7 +28,7 @@ from pbem.rules.rating import RatingKind
 from pbem.service.ratings import is_rated
 from pbem.service.tables import Table
 from pbem.store.game_records import (
-    RATING_COLUMNS, AccountConfirmation, MatchRecord, MatchStatus, Player, RatingCount, Seat, TournamentEntry,
+    RATING_COLUMNS, AccountConfirmation, Ladder, MatchRecord, MatchStatus, Player, RatingCount, Seat, TournamentEntry,
     TournamentRecord, rating_band,
 )
 from pbem.store.ledger import Account, AccountKind, Entry, check_ledger
@@ -46,7 +46,8 @@ CALLS = {
     "resign": re.compile(r"(?:offers to resign: reply|bietet an, aufzugeben: antworten Sie)\s+(\S+)\s+(?:or|oder)\s+(\S+)"),
     "draw": re.compile(r"(?:offers a draw: reply|bietet Remis an: antworten Sie)\s+(\$remis)"),
 }
-EXAMPLE_MOVE = re.compile(r"(?:Write it like this|Schreiben Sie ihn so) \([^)]*\):\n +(\S[^\n]*)")
+JOINED = re.compile(r"\(([a-z0-9]{6})\)(?:: \d+ of \d+ players so far| beigetreten: bisher \d+ von \d+ Spielern)")
+ROUND_OVER = re.compile(r"\(([a-z0-9]{6})\): (round \d+|Runde \d+|the semi-finals|the final|die Halbfinals|das Finale) (?:is|are|ist|sind) (?:over|vorbei)")
 
 
 def text_of(mail: EmailMessage) -> str:
@@ -123,6 +124,8 @@ class Checker:
     accepted: int = 0
     history: dict[int, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
     threads: dict[tuple[str, int], Thread] = field(default_factory=lambda: defaultdict(Thread))
+    rounds: dict[tuple[str, int], int] = field(default_factory=lambda: defaultdict(int))
+    """Per reader and tournament, the latest round of which they got a game mail."""
 
     def flag(self, kind: str, who: str, mail: EmailMessage | None, state: str, excerpt: str = "") -> None:
         if mail is not None and not excerpt:
@@ -163,18 +166,43 @@ class Checker:
                 ids, token, who = ids_of(mail), token_of(mail), recipient(mail)
                 found = None if token is None else self._seat(session, token)
                 if found is None:
+                    self._tournament_notice(session, mail, who)
                     match = self._watched(session, who) if ids is not None else None
                     if match is not None:
                         self._check_state(session, mail, who, match, ids, None, "watcher mail")
                     continue
                 record, seat = found
                 assert record.id is not None
+                if record.tournament_id is not None and record.tournament_round is not None:
+                    key = (who, record.tournament_id)
+                    self.rounds[key] = max(self.rounds[key], record.tournament_round)
                 call = call_of(mail)
                 if record.game is None or ids is None:
                     if call is not None and call[0] == "accept" and record.status != MatchStatus.INVITED:
                         self.flag("(a) invitation to accept that no longer stands", who, mail, record.status)
                     continue
                 self._check_state(session, mail, who, record.id, ids, (seat, call[0]) if call else None, "game mail")
+
+    def _tournament_notice(self, session: Session, mail: EmailMessage, who: str) -> None:
+        """A join confirmation must not say "not begun" of a running tournament, nor come after
+        its first game mail; a round's results must not come after the reader's next round began."""
+        text = " ".join(text_of(mail).split())
+        joined, over = JOINED.search(text), ROUND_OVER.search(text)
+        found = joined or over
+        tournament = found and session.exec(select(TournamentRecord).where(TournamentRecord.code == found.group(1))).first()
+        if not tournament:
+            return
+        seen = self.rounds[who, tournament.id]
+        if joined and (tournament.status != "open" or seen):
+            self.flag("(a) a join confirmation says the tournament has not begun, but it runs", who, mail,
+                      f"tournament {tournament.name}: {tournament.status}; the reader's game mails so far reach round {seen}")
+        if over:
+            total = (tournament.size - 1).bit_length()
+            word = over.group(2)
+            number = int(word.split()[1]) if word[-1].isdigit() else total if word in ("the final", "das Finale") else total - 1
+            if seen > number:
+                self.flag("(d) a round's results come after the reader's game mail of a later round", who, mail,
+                          f"tournament {tournament.name}: round {number} of {total} over; the reader already got a game mail of round {seen}")
 
     def _watched(self, session: Session, address: str) -> int | None:
         player = session.exec(select(Player).where(Player.address == address)).first()
@@ -185,7 +213,8 @@ class Checker:
                      calling: tuple[int, str] | None, what: str) -> None:
         current = self.history[match][-1] if self.history[match] else None
         if ids != current:
-            self.flag(f"(a) {what} not true when sent", who, mail, f"the database: {describe(current)}; the mail: {describe(ids)}")
+            called = f"{what} calling to act" if calling else f"{what} (no call to act)"
+            self.flag(f"(a) {called} not true when sent", who, mail, f"the database: {describe(current)}; the mail: {describe(ids)}")
         thread = self.threads[who, match]
         place = self._place(match, ids)
         if place < thread.index:
@@ -195,7 +224,7 @@ class Checker:
         if calling is None:
             return
         seat, kind = calling
-        if match_id_state(ids[1]).turn != seat and kind != "draw":  # a draw is answered while the offerer moves
+        if match_id_state(ids[1]).turn != seat and kind not in ("draw", "resign"):  # answered while the offerer may still move
             self.flag(f"(a) {what} calls to act a player not on turn", who, mail, describe(current))
         if thread.call == ids:
             self.flag(f"(d) {what}: a second call to act for the same turn", who, mail, describe(ids))
@@ -233,16 +262,18 @@ class Checker:
         said = " / ".join(line for line in (text_of(answer) if answer else "(no answer)").splitlines()[1:4] if line.strip())
         self.flag("(b) a copied example was refused", who, mail, f"copied {command!r}; the answer: {said[:240]}")
 
-    def fingerprint(self) -> tuple:
-        """Whatever a carried-out command changes: the rows' versions and counts."""
+    def fingerprint(self) -> int:
+        """Whatever a carried-out command changes (a refused one changes none of it, though it
+        may touch a row): the games, tournaments, ladders, watchers and confirmations."""
         with Session(self.engine) as session:
-            def versions(table) -> tuple:
-                return session.exec(select(func.count(), func.coalesce(func.sum(table.version), 0))).one()
-            return (versions(Player), versions(MatchRecord), versions(TournamentRecord),
-                    session.exec(select(func.count()).select_from(TournamentEntry)).one(),
-                    session.exec(select(func.count()).select_from(Watcher)).one(),
-                    session.exec(select(func.count()).select_from(AccountConfirmation)
-                                 .where(col(AccountConfirmation.confirmed_at).is_not(None))).one())
+            return hash((
+                tuple((m.id, m.status, m.game_number, repr(m.score), repr(m.game)) for m in session.exec(select(MatchRecord)).all()),
+                tuple((t.id, t.status) for t in session.exec(select(TournamentRecord)).all()),
+                tuple((ladder.id, tuple(ladder.standing)) for ladder in session.exec(select(Ladder)).all()),
+                session.exec(select(func.count()).select_from(TournamentEntry)).one(),
+                session.exec(select(func.count()).select_from(Watcher)).one(),
+                session.exec(select(func.count()).select_from(AccountConfirmation)
+                             .where(col(AccountConfirmation.confirmed_at).is_not(None))).one()))
 
     # -- (c) and (e): at the end ----------------------------------------------------------
 
