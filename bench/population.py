@@ -101,6 +101,8 @@ class Plan:
     fallback: str | None = None
     """Written instead when the service refuses ``text`` (a natural name it cannot read yet)."""
     written: str = ""
+    setting: bool = False
+    """A setting (``lang``): carried out when confirmed, though it may already have been so."""
 
 
 @dataclass
@@ -167,18 +169,20 @@ class Population:
         member = Member(f"p{number}@example.org", f"{names[number % 10]} {number:02}", language,
                         STYLES[language][number // 2 % len(STYLES[language])])
         if language == "de":
-            member.plans.append(Plan(lambda: WORDS["de"]["lang"] if number % 4 == 1 else WORDS["en"]["lang"]))
+            member.plans.append(Plan(lambda: WORDS["de"]["lang"] if number % 4 == 1 else WORDS["en"]["lang"], setting=True))
         return member
 
     # -- the mails ----------------------------------------------------------------------
 
-    def deliver(self, member: Member, message: EmailMessage) -> tuple[list[EmailMessage], bool]:
-        """Send ``message`` as ``member``; the mails sent, checked and filed, and whether it changed anything."""
+    def deliver(self, member: Member, message: EmailMessage) -> tuple[list[EmailMessage], bool, bool]:
+        """Send ``message`` as ``member``; the mails sent (checked and filed), whether it changed
+        the games or settings, and whether it changed anything (a confirmation answered too)."""
         member.written += 1
         before = self.checker.fingerprint()
         sent = self.office.deliver(message)
         self.file(sent)
-        return sent, self.checker.fingerprint() != before
+        after = self.checker.fingerprint()
+        return sent, after[0] != before[0], after != before
 
     def file(self, sent: list[EmailMessage]) -> None:
         self.checker.sent(sent)
@@ -198,7 +202,7 @@ class Population:
                 self.board[f"join {member.address}"] = [line]
             self.board["watch"].extend(WATCH_LINE.findall(text)[:1])
 
-    def reply(self, member: Member, mail: EmailMessage, text: str) -> tuple[list[EmailMessage], bool]:
+    def reply(self, member: Member, mail: EmailMessage, text: str) -> tuple[list[EmailMessage], bool, bool]:
         new = member.sign(text)
         message = mutt(member.sender, mail, new) if member.style == "mutt" else CLIENTS[member.style](member.sender, mail, new)
         member.done.add(str(mail["Message-ID"]))
@@ -228,7 +232,7 @@ class Population:
         text = plan.text()
         assert text is not None
         plan.written = text
-        sent, changed = self.deliver(member, compose_mail(member.sender, self.config.service.address, "Backgammon",
+        sent, changed, _ = self.deliver(member, compose_mail(member.sender, self.config.service.address, "Backgammon",
                                                           member.sign(text)))
         if any(recipient(mail) == member.address and mail is member.confirmation for mail in sent):
             member.in_flight = plan
@@ -240,11 +244,11 @@ class Population:
         assert mail is not None
         found = YES.search(flat(mail))
         word = found.group(1) if found else "yes"
-        sent, changed = self.reply(member, mail, word)
-        self.checker.example_copied(member.address, word, mail, changed, [m for m in sent if recipient(m) == member.address])
+        sent, changed, answered = self.reply(member, mail, word)
+        self.checker.example_copied(member.address, word, mail, answered, [m for m in sent if recipient(m) == member.address])
         plan, member.in_flight = member.in_flight, None
         if plan is not None:
-            self.settled(member, plan, changed, sent)
+            self.settled(member, plan, changed or (plan.setting and answered), sent)
 
     def settled(self, member: Member, plan: Plan, changed: bool, sent: list[EmailMessage]) -> None:
         """The plan was carried out (its sequel follows) or refused (its fallback is written instead)."""
@@ -275,7 +279,7 @@ class Population:
             command = words[1]
         elif kind == "move":
             command, copied = self.move(member, token, mail)
-        sent, changed = self.reply(member, mail, command)
+        sent, changed, _ = self.reply(member, mail, command)
         if copied:
             self.checker.example_copied(member.address, command, mail, changed,
                                         [m for m in sent if recipient(m) == member.address])

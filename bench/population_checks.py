@@ -262,18 +262,21 @@ class Checker:
         said = " / ".join(line for line in (text_of(answer) if answer else "(no answer)").splitlines()[1:4] if line.strip())
         self.flag("(b) a copied example was refused", who, mail, f"copied {command!r}; the answer: {said[:240]}")
 
-    def fingerprint(self) -> int:
-        """Whatever a carried-out command changes (a refused one changes none of it, though it
-        may touch a row): the games, tournaments, ladders, watchers and confirmations."""
+    def fingerprint(self) -> tuple[int, int]:
+        """What a carried-out command changes (a refused one changes none of it, though it may
+        touch a row): the games, tournaments, ladders, watchers and players' settings; and
+        apart, the confirmations answered (a confirmed command may still be refused)."""
         with Session(self.engine) as session:
-            return hash((
+            state = hash((
                 tuple((m.id, m.status, m.game_number, repr(m.score), repr(m.game)) for m in session.exec(select(MatchRecord)).all()),
                 tuple((t.id, t.status) for t in session.exec(select(TournamentRecord)).all()),
                 tuple((ladder.id, tuple(ladder.standing)) for ladder in session.exec(select(Ladder)).all()),
+                tuple((p.id, p.language, p.vacation_until) for p in session.exec(select(Player)).all()),
                 session.exec(select(func.count()).select_from(TournamentEntry)).one(),
-                session.exec(select(func.count()).select_from(Watcher)).one(),
-                session.exec(select(func.count()).select_from(AccountConfirmation)
-                             .where(col(AccountConfirmation.confirmed_at).is_not(None))).one()))
+                session.exec(select(func.count()).select_from(Watcher)).one()))
+            confirmed = session.exec(select(func.count()).select_from(AccountConfirmation)
+                                     .where(col(AccountConfirmation.confirmed_at).is_not(None))).one()
+            return state, confirmed
 
     # -- (c) and (e): at the end ----------------------------------------------------------
 
