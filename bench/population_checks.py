@@ -125,7 +125,7 @@ class Checker:
     history: dict[int, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
     threads: dict[tuple[str, int], Thread] = field(default_factory=lambda: defaultdict(Thread))
     rounds: dict[tuple[str, int], int] = field(default_factory=lambda: defaultdict(int))
-    """Per reader and tournament, the latest round of which they got a game mail."""
+    """Per reader and tournament, the latest round (from 1; 0: none) of which they got a game mail."""
 
     def flag(self, kind: str, who: str, mail: EmailMessage | None, state: str, excerpt: str = "") -> None:
         if mail is not None and not excerpt:
@@ -175,7 +175,7 @@ class Checker:
                 assert record.id is not None
                 if record.tournament_id is not None and record.tournament_round is not None:
                     key = (who, record.tournament_id)
-                    self.rounds[key] = max(self.rounds[key], record.tournament_round)
+                    self.rounds[key] = max(self.rounds[key], record.tournament_round + 1)  # stored from 0
                 call = call_of(mail)
                 if record.game is None or ids is None:
                     if call is not None and call[0] == "accept" and record.status != MatchStatus.INVITED:
