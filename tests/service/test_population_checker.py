@@ -1,6 +1,7 @@
 """The invariant checker of ``bench/population.py`` flags what it exists to catch: a stale mail,
 an older state after a newer one, a call to act acted on after it was superseded, a copied
-example refused, a match that did not end, a broken ledger and a rating without a match.  So
+example refused, a join confirmation of a running tournament, a match that did not end, a
+broken ledger and a rating without a match.  So
 the population's "0 violations" cannot come from a checker that sees nothing."""
 
 from __future__ import annotations
@@ -8,14 +9,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from post_office import acts
+from post_office import Player, acts, text_of
 from sqlmodel import Session, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from population_checks import Checker  # noqa: E402
 
-from pbem.store.game_records import Player  # noqa: E402
+from pbem.store.game_records import Player as PlayerRow  # noqa: E402
 from pbem.store.ledger import Account, AccountKind, ensure_account  # noqa: E402
 
 
@@ -77,7 +78,7 @@ def test_an_unfinished_match_a_broken_ledger_and_a_rating_without_a_match_are_fl
         ensure_account(session, "player:lost", AccountKind.PLAYER)
         account = session.exec(select(Account).where(Account.key == "player:lost")).one()
         account.balance_cents = 250  # credits from nowhere: no entry, no issuer
-        player = session.exec(select(Player).where(Player.address == anna.address)).one()
+        player = session.exec(select(PlayerRow).where(PlayerRow.address == anna.address)).one()
         player.experience_casual = 1
         session.add_all([account, player])
         session.commit()
@@ -87,3 +88,17 @@ def test_an_unfinished_match_a_broken_ledger_and_a_rating_without_a_match_are_fl
             "(e) an account's balance is not the sum of its entries", "(e) the ledger does not sum to zero",
             "(e) the rating counts do not match the players' ratings",
             "(e) a rating moved without a finished rated match"} <= kinds(checker)
+
+
+def test_a_join_confirmation_read_once_the_tournament_runs_is_flagged(office):
+    players = [Player(office, f"p{number}@example.org", f"Player {number}") for number in range(4)]
+    checker = Checker(office.engine)
+    (opened,) = players[0].write_confirmed("tournament new Cup knockout 4 match 1")
+    code = text_of(opened).split("tournament join ")[1].split()[0]
+    (joined,) = players[1].write_confirmed(f"tournament join {code}")  # "2 of 4 players so far"
+    checker.sent([joined])
+    assert checker.violations == []
+    for player in players[2:]:
+        player.write_confirmed(f"tournament join {code}")
+    checker.sent([joined])  # the same words, once the field is full and the first round runs
+    assert kinds(checker) == {"(a) a join confirmation says the tournament has not begun, but it runs"}
