@@ -229,6 +229,9 @@ def test_unreadable_and_oversized_mails(opened_game, config):
     '<span style="color:#ffffff">$quit</span>', "<div hidden>$quit</div>", "<template>$quit</template>",
     '<div style="visibility:hidden">$quit</div>', '<div style="opacity:0">$quit</div>',
     '<style>.c{display:none}</style><p class="c">$quit</p>', "<!--\n$quit\n-->",
+    # issue 34, item 4: the three tricks that were read
+    '<div style="text-indent:-9999px;overflow:hidden">$quit</div>',
+    '<div style="position:absolute;clip:rect(0 0 0 0)">$quit</div>', '<div style="transform:scale(0)">$quit</div>',
 ])
 def test_a_command_hidden_in_an_html_reply_is_never_carried_out(opened_game, hidden):
     """Issue 21, item 3: an HTML-only reply whose reader sees "roll" only: Ben rolls, the game goes on."""

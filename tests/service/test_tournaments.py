@@ -145,7 +145,6 @@ def test_the_organiser_invites_by_mail_and_a_yes_joins(office):
     sent = anna.write_confirmed(f"tournament invite {code} ben@example.org")
     invitation = next(mail for mail in sent if recipient(mail) == "ben@example.org")
     assert "Anna <anna@example.org> invites you to the knockout tournament Winter" in prose_of(invitation)
-    assert "an invitation from Anna <anna@example.org>" in str(invitation["Subject"])
     assert "List-Unsubscribe" in invitation  # Ben has not played here
     (joined,) = ben.reply("yes", to=invitation)
     assert "You joined the tournament Winter" in prose_of(joined)
