@@ -38,6 +38,7 @@ from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
+from html import unescape as unescape_html
 from typing import Any
 
 from inscriptis import Inscriptis
@@ -639,6 +640,17 @@ def _cut_original(lines: list[str], patterns: _Patterns, own_text: OwnText) -> l
     return kept
 
 
+_TAG = re.compile(r"<[^<>]{0,1000}>")
+
+
+def _as_seen(line: str) -> str:
+    """A line as a reader sees it: HTML tags left out, entities decoded, spaces made single.
+    A reply's HTML source read as text (its Content-Type damaged) quotes our mail this way."""
+    if "<" in line or "&" in line:
+        line = unescape_html(_TAG.sub(" ", line))
+    return " ".join(line.split())
+
+
 class OwnText:
     """The text of the service mail being answered, to recognise it quoted without '>'.
 
@@ -646,22 +658,30 @@ class OwnText:
     such a line must never be cut because it also stands in our mail.  So only a run of lines that
     follow each other in our mail counts as a quote: three of them, or two when one is a line of
     the board or the identifiers, which nobody types.  Blank lines are passed over on both sides.
+
+    Lines are compared as a reader sees them (:func:`_as_seen`): when a reply's quote has lost
+    its markers, as HTML whose source arrives as text after header damage, our mail is still
+    known by its run of lines, and the example move in it is not played.  ``text`` may hold our
+    mail's plain text and the text of its HTML part one after the other.
     """
 
     RUN = 3
+    SEARCHED = 6 * RUN
+    """Lines after a line of ours searched for the rest of its run (tags alone are no lines)."""
 
     def __init__(self, text: str) -> None:
-        self.lines = [line.strip() for line in text.split("\n") if line.strip()]
+        self.lines = [seen for line in text.split("\n") if (seen := _as_seen(line))]
         self.places: dict[str, list[int]] = {}
         for place, line in enumerate(self.lines):
             self.places.setdefault(line, []).append(place)
 
     def starts_quote(self, lines: list[str], index: int) -> bool:
         """``lines[index]`` begins a run of our mail's lines, quoted without '>'."""
-        places = self.places.get(lines[index])
+        places = self.places.get(_as_seen(lines[index]))
         if not places:
             return False
-        following = [line for line in lines[index + 1 : index + 2 * self.RUN] if line][: self.RUN - 1]
+        following = [seen for line in lines[index + 1 : index + self.SEARCHED]
+                     if (seen := _as_seen(line))][: self.RUN - 1]
         for place in places[:MAX_OWN_PLACES]:
             run = 1
             for offset, line in enumerate(following, start=1):

@@ -42,8 +42,9 @@ from sqlmodel import Session, col, select
 from pbem import commands, names
 from pbem.config import LANGUAGES, Config
 from pbem.mail.composing import GameStamp, compose, parse_game_message_id
-from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail,
-                               recorded_sender_and_subject, refused_copy, subject_text)
+from pbem.mail.reading import (MAX_HTML_CHARS, TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail,
+                               html_to_text, new_token, read_mail, recorded_sender_and_subject, refused_copy,
+                               subject_text)
 from pbem.render.views import Notice
 from pbem.mail.bounces import read_bounce, sent_to_bounce_address
 from pbem.service import account, bounces, clocks, invitations, ladders, play, tournaments, watching
@@ -82,23 +83,32 @@ quotes one (about 3 kB each)."""
 
 
 class _SentTexts:
-    """The text parts of the mails this process queued lately, by Message-ID (a reply quotes
-    the last one; another daemon's, or an older one, is read from its stored mail)."""
+    """The text and HTML parts of the mails this process queued lately, by Message-ID (a reply
+    quotes the last one; another daemon's, or an older one, is read from its stored mail)."""
 
     def __init__(self, size: int) -> None:
-        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._texts: OrderedDict[str, tuple[str, str | None]] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
 
-    def keep(self, message_id: str, text: str) -> None:
+    def keep(self, message_id: str, text: str, html: str | None) -> None:
         with self._lock:
-            self._texts[message_id] = "".join(line + "\n" for line in text.splitlines())  # as set_content stores it
+            # the text as set_content stores it
+            self._texts[message_id] = ("".join(line + "\n" for line in text.splitlines()), html)
             while len(self._texts) > self._size:
                 self._texts.popitem(last=False)
 
     def get(self, message_id: str) -> str | None:
         with self._lock:
-            return self._texts.get(message_id)
+            kept = self._texts.get(message_id)
+        return None if kept is None else _quotable(*kept)
+
+
+def _quotable(text: str, html: str | None) -> str:
+    """What a reply may quote of one of our mails: its text part, then the text its HTML part
+    shows (laid out as an HTML reply is read), so that either, quoted without markers, is known
+    by its run of lines (:class:`pbem.mail.reading.OwnText`)."""
+    return text if html is None else f"{text}\n\n{html_to_text(html[:MAX_HTML_CHARS])}\n"
 
 
 _SENT_TEXTS = _SentTexts(TEXTS_KEPT)
@@ -198,7 +208,8 @@ def _reading_context(session: Session, config: Config) -> ReadingContext:
 
 
 def _our_text(session: Session, service_address: str, message_ids: Sequence[str]) -> str | None:
-    """The text part of the newest of our own mails among ``message_ids`` (newest first)."""
+    """The text (see :func:`_quotable`) of the newest of our own mails among ``message_ids``
+    (newest first)."""
     domain = "@" + service_address.rpartition("@")[2].lower() + ">"
     ours = [message_id for message_id in message_ids if message_id.lower().endswith(domain)][:_QUOTED_LOOKUPS]
     for message_id in ours:
@@ -209,8 +220,10 @@ def _our_text(session: Session, service_address: str, message_ids: Sequence[str]
         if raw is not None:
             message = BytesParser(policy=default_policy).parsebytes(raw)
             assert isinstance(message, EmailMessage)
-            body = message.get_body(preferencelist=("plain",))
-            return str(body.get_content()) if body is not None else None
+            body, html = message.get_body(preferencelist=("plain",)), message.get_body(preferencelist=("html",))
+            if body is None:
+                return None
+            return _quotable(str(body.get_content()), None if html is None else str(html.get_content()))
     return None
 
 
@@ -575,7 +588,7 @@ def send_letters(talk: Conversation) -> None:
             continue
         message = compose(letter, config.service.address, config.service.name, talk.now)
         queue_mail(talk.session, message, None if table is None else table.id)
-        _SENT_TEXTS.keep(str(message["Message-ID"]), letter.text)
+        _SENT_TEXTS.keep(str(message["Message-ID"]), letter.text, letter.html)
         seat = None if table is None else table.seat_of(player)
         if table is not None and seat is not None:
             table.add_to_thread(seat, str(message["Message-ID"]))
