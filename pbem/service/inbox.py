@@ -78,8 +78,8 @@ MAX_NOTE_CHARS = 2000
 """A personal note is passed on up to this length."""
 _QUOTED_LOOKUPS = 5
 TEXTS_KEPT = 2048
-"""How many texts of our own recent mails are kept, to spare parsing them again when a reply
-quotes one (about 3 kB each)."""
+"""How many texts (and HTML parts) of our own recent mails are kept, to spare parsing them again
+when a reply quotes one (about 5 kB each)."""
 
 
 class _SentTexts:
@@ -343,8 +343,9 @@ def _ask_for_confirmation(talk: Conversation, lines: list[str]) -> None:
     Whoever forges mails in a stranger's name must not make the service flood them: an address
     gets at most ``[limits] confirmations_per_day`` unanswered requests in 24 hours (0: no limit;
     one answered proves the address is its owner's and counts no more), and none while one asking
-    for the same lines is open; a further one is dropped, logged, and not answered.
-    The player's row is locked first, so that two daemons count the same requests."""
+    for the same lines is open; a further one is dropped, logged, and not answered
+    (:func:`_unanswered_today` counts them)."""
+    assert talk.sender.id is not None
     unanswered = _unanswered_today(talk)
     open_same = any(held.commands == lines for held in unanswered)
     limit = talk.config.limits.confirmations_per_day
