@@ -268,7 +268,7 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
     needs_proof = _HELD_WHEN_STOPPED if stopped else _NEEDS_PROOF
     unproven = [command for command in parsed if isinstance(command, needs_proof) and not proven]
     for command in parsed:
-        if command not in unproven and not (stopped and isinstance(command, commands.CommandError)):
+        if command not in unproven and not stopped:
             _dispatch(talk, command, table, seat, stale)
     if unproven:
         _ask_for_confirmation(talk, _lines_needing_proof(mail, needs_proof))
@@ -293,9 +293,12 @@ def _confirm(talk: Conversation, confirmation: AccountConfirmation, parsed: list
 
 
 _HELD_WHEN_STOPPED = tuple(command for command in typing.get_args(commands.Command)
-                           if command not in (commands.Note, commands.CommandError, commands.Confirm))
-"""What a mail without proof from an address that wrote ``stop`` may only ask for: every
-command (a note goes nowhere without a game, an error is not answered)."""
+                           if command not in (*_GAME_COMMANDS, commands.Accept, commands.Decline, commands.Rematch,
+                                              commands.Watchers, commands.Note, commands.CommandError,
+                                              commands.Confirm))
+"""What a mail without proof from an address that wrote ``stop`` may ask for, to be confirmed:
+every command that does something without a game (a game command, a note or an error, which
+would only be told that no game is named, gets no answer)."""
 
 
 def _lines_needing_proof(mail: IncomingMail, needs_proof: tuple[type, ...]) -> list[str]:
@@ -387,6 +390,8 @@ def _may_answer_unproven(talk: Conversation) -> bool:
         return True
     if not (talk.general or talk.news or talk.bulletins or talk.answer_needed):
         return True  # nothing is sent
+    if talk.sender.refuses_invitations:
+        return False  # after ``stop``, nothing but a request to confirm (see _run)
     limit = talk.config.limits.confirmations_per_day
     if limit and len(_unanswered_today(talk)) >= limit:
         return False

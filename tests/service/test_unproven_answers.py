@@ -83,3 +83,20 @@ def test_mail_with_a_token_of_the_sender_is_not_limited(office):
     anna.write_confirmed("play assistant match 3")
     for _ in range(FLOOD // 4):
         assert anna.reply("board")  # each answered: the token proves the sender
+
+
+@pytest.mark.parametrize("text", ["8/5 6/5", "accept", "rematch", "x" * 300_000])
+def test_after_stop_a_mail_without_proof_asking_for_nothing_confirmable_gets_no_answer(office, text):
+    ben = Player(office, "ben@example.org", "Ben")
+    ben.write_confirmed("stop")
+    assert _forge(office, "ben@example.org", text, times=1) == []
+
+
+def test_after_stop_the_owner_comes_back_by_confirming(office):
+    ben = Player(office, "ben@example.org", "Ben")
+    ben.write_confirmed("stop")
+    (question,) = ben.write("play assistant")
+    assert is_confirmation(question)
+    ben.reply("yes", to=question)
+    (match,) = office.matches()
+    assert match.status == MatchStatus.RUNNING
