@@ -90,6 +90,8 @@ MAX_PATTERN_CHECKS = 40
 MAX_OWN_PLACES = 8
 """Places of one line in our own mail tried as the start of a quoted run (a blank-free mail repeats
 few lines; this bounds the work for one that repeats many)."""
+MAX_OWN_LINE_CHARS = 4000
+"""A line compared with the lines of our own mail as a reader sees it, at most (ours are shorter)."""
 MAX_STYLE_CHARS = 16 * 1024
 """Of a style attribute or a ``<style>`` element, read for what it hides (the HTML itself is
 at most MAX_HTML_CHARS)."""
@@ -645,7 +647,10 @@ _TAG = re.compile(r"<[^<>]{0,1000}>")
 
 def _as_seen(line: str) -> str:
     """A line as a reader sees it: HTML tags left out, entities decoded, spaces made single.
-    A reply's HTML source read as text (its Content-Type damaged) quotes our mail this way."""
+    A reply's HTML source read as text (its Content-Type damaged) quotes our mail this way.
+    A line longer than MAX_OWN_LINE_CHARS is no line of ours and is left as it is (bounded work)."""
+    if len(line) > MAX_OWN_LINE_CHARS:
+        return line
     if "<" in line or "&" in line:
         line = unescape_html(_TAG.sub(" ", line))
     return " ".join(line.split())
