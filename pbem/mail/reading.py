@@ -787,7 +787,7 @@ _PIXELS = {None: 1.0, "px": 1.0, "em": 16.0, "rem": 16.0, "ex": 8.0, "ch": 8.0, 
 """CSS units in pixels, roughly (a percentage of a mail's width of about 600 pixels)."""
 FAR_OUT_PIXELS = 500
 """A box moved this far (or text indented this far) is off the screen of any mail reader."""
-_SCALE = re.compile(r"scale([xyz3d]*)\(([^()]{0,100})\)")
+_SCALE = re.compile(r"scale(?:[xyz]|3d)?\(([^()]{0,100})\)")
 _CLIP_RECT = re.compile(r"rect\(([^()]{0,100})\)")
 _CLIP_PATH_NOTHING = re.compile(r"(?:circle|ellipse)\(\s*0[a-z%]*[\s,)]|inset\(\s*(?:[5-9]\d|\d{3,})(?:\.\d*)?%\s*\)")
 
@@ -809,8 +809,8 @@ def _far_out(declarations: dict[str, str], name: str) -> bool:
 
 def _clipped(declarations: dict[str, str]) -> bool:
     """Overflow cut off: what does not fit the box is not seen."""
-    return declarations.get("overflow", declarations.get("overflow-y", declarations.get("overflow-x"))) in (
-        "hidden", "clip")
+    values = " ".join(declarations.get(name, "") for name in ("overflow", "overflow-x", "overflow-y")).split()
+    return any(value in ("hidden", "clip") for value in values)
 
 
 def _positioned(declarations: dict[str, str]) -> bool:
@@ -818,7 +818,7 @@ def _positioned(declarations: dict[str, str]) -> bool:
 
 
 def _scaled_to_nothing(declarations: dict[str, str]) -> bool:
-    for _, arguments in _SCALE.findall(declarations.get("transform", "")[:MAX_STYLE_CHARS]):
+    for arguments in _SCALE.findall(declarations.get("transform", "")[:MAX_STYLE_CHARS]):
         if any(_ZERO.fullmatch(argument.strip()) for argument in arguments.split(",")):
             return True
     return any(_ZERO.fullmatch(factor) for factor in declarations.get("scale", "").split())
@@ -829,10 +829,11 @@ def _clip_to_nothing(declarations: dict[str, str]) -> bool:
     ``clip-path`` that leaves nothing (a circle of no radius, an inset of half the box or more)."""
     rect = _CLIP_RECT.search(declarations.get("clip", ""))
     if rect is not None and _positioned(declarations):
-        sides = [_pixels(side) for side in re.split(r"[\s,]+", rect.group(1).strip())]
-        if len(sides) == 4 and None not in sides:
+        written = re.split(r"[\s,]+", rect.group(1).strip())
+        sides = [length for side in written if (length := _pixels(side)) is not None]
+        if len(written) == len(sides) == 4:
             top, right, bottom, left = sides
-            if bottom <= top or right <= left:  # type: ignore[operator]  # None excluded above
+            if bottom <= top or right <= left:
                 return True
     return bool(_CLIP_PATH_NOTHING.search(declarations.get("clip-path", "")))
 
@@ -844,9 +845,9 @@ _HIDING_TRICKS: tuple[tuple[str, Callable[[dict[str, str]], bool]], ...] = (
     ("font-size: 0", lambda style: _zero(style, "font-size")),
     ("a transparent colour", lambda style: _transparent(style.get("color", ""))),
     ("mso-hide: all (Outlook's own)", lambda style: style.get("mso-hide") == "all"),
-    ("max-height: 0 (or max-width: 0)", lambda style: _zero(style, "max-height") or _zero(style, "max-width")),
-    ("height or width 0, overflow hidden",
-     lambda style: (_zero(style, "height") or _zero(style, "width")) and _clipped(style)),
+    ("max-height: 0", lambda style: _zero(style, "max-height")),
+    ("height, width or max-width 0, overflow hidden",
+     lambda style: any(_zero(style, name) for name in ("height", "width", "max-width")) and _clipped(style)),
     ("line-height: 0, overflow hidden", lambda style: _zero(style, "line-height") and _clipped(style)),
     ("text-indent far out", lambda style: _far_out(style, "text-indent")),
     ("positioned far out (left, top or right: -9999px)",

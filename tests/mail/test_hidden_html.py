@@ -49,6 +49,8 @@ HIDDEN = {
     "line-height:0 with zero font": '<div style="line-height:0;font-size:0">$quit</div>',
     "line-height:0, overflow hidden": '<div style="line-height:0;overflow:hidden">$quit</div>',
     "mso-hide": '<div style="mso-hide:all">$quit</div>',
+    "max-width:0, overflow hidden on both axes": '<div style="max-width:0;overflow:hidden hidden">$quit</div>',
+    "scale3d": '<div style="transform:scale3d(0, 0, 0)">$quit</div>',
 }
 
 
@@ -76,6 +78,7 @@ def test_hidden_text_is_not_read(way: str) -> None:
     '<div style="transform:scale(1.5)">$quit</div>',
     '<div style="clip-path:inset(10%)">$quit</div>',
     '<div style="line-height:0">$quit</div>',
+    '<div style="max-width:0">$quit</div>',  # words wrap, but the overflow is seen
 ])
 def test_visible_text_is_read(html: str) -> None:
     assert html_to_text(f"<p>roll</p>{html}") == "roll\n$quit" or html_to_text(f"<p>roll</p>{html}") == "roll\n\n$quit"
@@ -89,8 +92,8 @@ def test_every_hiding_trick_is_in_the_one_table() -> None:
     """The table of tricks is where hiding is decided: every way above is one of its entries."""
     from pbem.mail.reading import _HIDING_TRICKS, _declarations
     off_screen = {"text-indent far out", "positioned far out (left, top or right: -9999px)",
-                  "clip or clip-path to nothing", "transform: scale(0)", "height or width 0, overflow hidden",
-                  "max-height: 0 (or max-width: 0)", "line-height: 0, overflow hidden"}
+                  "clip or clip-path to nothing", "transform: scale(0)", "height, width or max-width 0, overflow hidden",
+                  "max-height: 0", "line-height: 0, overflow hidden"}
     assert off_screen <= {name for name, _ in _HIDING_TRICKS}
     for name, trick in _HIDING_TRICKS:
         assert not trick(_declarations("color: #333; font-size: 12px; position: static")), name
