@@ -38,6 +38,7 @@ from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
+from html import unescape as unescape_html
 from typing import Any
 
 from inscriptis import Inscriptis
@@ -89,6 +90,8 @@ MAX_PATTERN_CHECKS = 40
 MAX_OWN_PLACES = 8
 """Places of one line in our own mail tried as the start of a quoted run (a blank-free mail repeats
 few lines; this bounds the work for one that repeats many)."""
+MAX_OWN_LINE_CHARS = 4000
+"""A line compared with the lines of our own mail as a reader sees it, at most (ours are shorter)."""
 MAX_STYLE_CHARS = 16 * 1024
 """Of a style attribute or a ``<style>`` element, read for what it hides (the HTML itself is
 at most MAX_HTML_CHARS)."""
@@ -639,6 +642,20 @@ def _cut_original(lines: list[str], patterns: _Patterns, own_text: OwnText) -> l
     return kept
 
 
+_TAG = re.compile(r"<[^<>]{0,1000}>")
+
+
+def _as_seen(line: str) -> str:
+    """A line as a reader sees it: HTML tags left out, entities decoded, spaces made single.
+    A reply's HTML source read as text (its Content-Type damaged) quotes our mail this way.
+    A line longer than MAX_OWN_LINE_CHARS is no line of ours and is left as it is (bounded work)."""
+    if len(line) > MAX_OWN_LINE_CHARS:
+        return line
+    if "<" in line or "&" in line:
+        line = unescape_html(_TAG.sub(" ", line))
+    return " ".join(line.split())
+
+
 class OwnText:
     """The text of the service mail being answered, to recognise it quoted without '>'.
 
@@ -646,22 +663,30 @@ class OwnText:
     such a line must never be cut because it also stands in our mail.  So only a run of lines that
     follow each other in our mail counts as a quote: three of them, or two when one is a line of
     the board or the identifiers, which nobody types.  Blank lines are passed over on both sides.
+
+    Lines are compared as a reader sees them (:func:`_as_seen`): when a reply's quote has lost
+    its markers, as HTML whose source arrives as text after header damage, our mail is still
+    known by its run of lines, and the example move in it is not played.  ``text`` may hold our
+    mail's plain text and the text of its HTML part one after the other.
     """
 
     RUN = 3
+    SEARCHED = 6 * RUN
+    """Lines after a line of ours searched for the rest of its run (tags alone are no lines)."""
 
     def __init__(self, text: str) -> None:
-        self.lines = [line.strip() for line in text.split("\n") if line.strip()]
+        self.lines = [seen for line in text.split("\n") if (seen := _as_seen(line))]
         self.places: dict[str, list[int]] = {}
         for place, line in enumerate(self.lines):
             self.places.setdefault(line, []).append(place)
 
     def starts_quote(self, lines: list[str], index: int) -> bool:
         """``lines[index]`` begins a run of our mail's lines, quoted without '>'."""
-        places = self.places.get(lines[index])
+        places = self.places.get(_as_seen(lines[index]))
         if not places:
             return False
-        following = [line for line in lines[index + 1 : index + 2 * self.RUN] if line][: self.RUN - 1]
+        following = [seen for line in lines[index + 1 : index + self.SEARCHED]
+                     if (seen := _as_seen(line))][: self.RUN - 1]
         for place in places[:MAX_OWN_PLACES]:
             run = 1
             for offset, line in enumerate(following, start=1):
@@ -718,7 +743,8 @@ _ORIGINAL_FOLLOWS_IDS = frozenset(
 _DECLARATION = re.compile(r"\s*([a-z-]+)\s*:\s*([^;]*?)\s*(?:!important\s*)?(?:;|$)", re.IGNORECASE)
 _STYLE_RULE = re.compile(r"([^{}]{1,200})\{([^{}]{0,2000})\}")
 _SIMPLE_SELECTOR = re.compile(r"([a-z][a-z0-9]*)?(?:([.#])([\w-]+))?", re.IGNORECASE)
-_ZERO = re.compile(r"[+-]?0*(?:\.0*)?(?:[a-z%]+)?", re.IGNORECASE)
+_ZERO = re.compile(r"[+-]?(?:0+(?:\.0*)?|\.0+)(?:[a-z%]+)?", re.IGNORECASE)
+"""A length or number of zero ("0", "0px", "0.0em"; not "auto" or "small", which hold no zero)."""
 _NAMED_COLOURS = {"white": (255, 255, 255), "black": (0, 0, 0), "red": (255, 0, 0), "green": (0, 128, 0),
                   "blue": (0, 0, 255), "yellow": (255, 255, 0), "gray": (128, 128, 128), "grey": (128, 128, 128),
                   "silver": (192, 192, 192), "snow": (255, 250, 250), "ivory": (255, 255, 240),
@@ -755,15 +781,92 @@ def _transparent(value: str) -> bool:
     return value == "transparent" or bool(found and float(found.group(1) or 0) == 0)
 
 
+_LENGTH = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))\s*(px|em|rem|pt|pc|cm|mm|in|%|vw|vh|ch|ex)?")
+_PIXELS = {None: 1.0, "px": 1.0, "em": 16.0, "rem": 16.0, "ex": 8.0, "ch": 8.0, "pt": 4 / 3, "pc": 16.0,
+           "cm": 96 / 2.54, "mm": 96 / 25.4, "in": 96.0, "%": 6.0, "vw": 6.0, "vh": 6.0}
+"""CSS units in pixels, roughly (a percentage of a mail's width of about 600 pixels)."""
+FAR_OUT_PIXELS = 500
+"""A box moved this far (or text indented this far) is off the screen of any mail reader."""
+_SCALE = re.compile(r"scale(?:[xyz]|3d)?\(([^()]{0,100})\)")
+_CLIP_RECT = re.compile(r"rect\(([^()]{0,100})\)")
+_CLIP_PATH_NOTHING = re.compile(r"(?:circle|ellipse)\(\s*0[a-z%]*[\s,)]|inset\(\s*(?:[5-9]\d|\d{3,})(?:\.\d*)?%\s*\)")
+
+
+def _pixels(value: str) -> float | None:
+    """A CSS length in pixels (roughly), or None for anything else (``auto``, ``calc(…)``)."""
+    found = _LENGTH.fullmatch(value.strip())
+    return None if found is None else float(found.group(1)) * _PIXELS[found.group(2)]
+
+
+def _zero(declarations: dict[str, str], name: str) -> bool:
+    return name in declarations and bool(_ZERO.fullmatch(declarations[name]))
+
+
+def _far_out(declarations: dict[str, str], name: str) -> bool:
+    length = _pixels(declarations.get(name, ""))
+    return length is not None and abs(length) >= FAR_OUT_PIXELS
+
+
+def _clipped(declarations: dict[str, str]) -> bool:
+    """Overflow cut off: what does not fit the box is not seen."""
+    values = " ".join(declarations.get(name, "") for name in ("overflow", "overflow-x", "overflow-y")).split()
+    return any(value in ("hidden", "clip") for value in values)
+
+
+def _positioned(declarations: dict[str, str]) -> bool:
+    return declarations.get("position") in ("absolute", "fixed")
+
+
+def _scaled_to_nothing(declarations: dict[str, str]) -> bool:
+    for arguments in _SCALE.findall(declarations.get("transform", "")[:MAX_STYLE_CHARS]):
+        if any(_ZERO.fullmatch(argument.strip()) for argument in arguments.split(",")):
+            return True
+    return any(_ZERO.fullmatch(factor) for factor in declarations.get("scale", "").split())
+
+
+def _clip_to_nothing(declarations: dict[str, str]) -> bool:
+    """``clip: rect(…)`` of no area (on a positioned box, the only kind it clips), or a
+    ``clip-path`` that leaves nothing (a circle of no radius, an inset of half the box or more)."""
+    rect = _CLIP_RECT.search(declarations.get("clip", ""))
+    if rect is not None and _positioned(declarations):
+        written = re.split(r"[\s,]+", rect.group(1).strip())
+        sides = [length for side in written if (length := _pixels(side)) is not None]
+        if len(written) == len(sides) == 4:
+            top, right, bottom, left = sides
+            if bottom <= top or right <= left:
+                return True
+    return bool(_CLIP_PATH_NOTHING.search(declarations.get("clip-path", "")))
+
+
+_HIDING_TRICKS: tuple[tuple[str, Callable[[dict[str, str]], bool]], ...] = (
+    ("display: none", lambda style: style.get("display") == "none"),
+    ("visibility: hidden or collapse", lambda style: style.get("visibility") in ("hidden", "collapse")),
+    ("opacity: 0", lambda style: _zero(style, "opacity")),
+    ("font-size: 0", lambda style: _zero(style, "font-size")),
+    ("a transparent colour", lambda style: _transparent(style.get("color", ""))),
+    ("mso-hide: all (Outlook's own)", lambda style: style.get("mso-hide") == "all"),
+    ("max-height: 0", lambda style: _zero(style, "max-height")),
+    ("height, width or max-width 0, overflow hidden",
+     lambda style: any(_zero(style, name) for name in ("height", "width", "max-width")) and _clipped(style)),
+    ("line-height: 0, overflow hidden", lambda style: _zero(style, "line-height") and _clipped(style)),
+    ("text-indent far out", lambda style: _far_out(style, "text-indent")),
+    ("positioned far out (left, top or right: -9999px)",
+     lambda style: _positioned(style) and any((_pixels(style.get(side, "")) or 0) <= -FAR_OUT_PIXELS
+                                              for side in ("left", "top", "right"))),
+    ("positioned far out by a margin", lambda style: _positioned(style) and any(
+        (_pixels(style.get(side, "")) or 0) <= -FAR_OUT_PIXELS for side in ("margin-left", "margin-top"))),
+    ("clip or clip-path to nothing", _clip_to_nothing),
+    ("transform: scale(0)", _scaled_to_nothing),
+)
+"""Every way of hiding text by style that the reading knows, in one place: each takes the
+declarations of one element (its own and those of the simple ``<style>`` rules that match it).
+Colours (text in the colour of its background) are judged apart, as they depend on the boxes
+around the element (:meth:`_Visibility.hidden`)."""
+
+
 def _hides(declarations: dict[str, str]) -> bool:
     """Declarations that leave their element's text unseen, whatever surrounds it."""
-    return (declarations.get("display") == "none"
-            or declarations.get("visibility") in ("hidden", "collapse")
-            or bool(_ZERO.fullmatch(declarations.get("opacity", "1")))
-            or bool(_ZERO.fullmatch(declarations.get("font-size", "1em")))
-            or (bool(_ZERO.fullmatch(declarations.get("max-height", declarations.get("height", "1em"))))
-                and declarations.get("overflow") == "hidden")
-            or _transparent(declarations.get("color", "")))
+    return any(trick(declarations) for _, trick in _HIDING_TRICKS)
 
 
 class _Visibility:

@@ -12,11 +12,13 @@ are stored together or not at all.  The order of the work:
 3. recognise a reply to an older mail of the game (by In-Reply-To, else by the newest of the
    game's mails its References name): it may not change the game;
 4. run the commands in the order written: help, board, games and ratings once per mail;
-   account commands only with proof that the sender reads their mailbox (a token of theirs,
-   else a confirmation mail they answer) or that the operator's own mail server vouches for
-   the From address (``[imap] trusted_authserv_id``); notes only without service addresses or
-   tokens;
-5. word the news into letters, queue them, and remember them in each player's thread.
+   account commands and games against the Assistant only with proof that the sender reads
+   their mailbox (a token of theirs, else a confirmation mail they answer) or that the
+   operator's own mail server vouches for the From address (``[imap] trusted_authserv_id``);
+   notes only without service addresses or tokens;
+5. word the news into letters, queue them, and remember them in each player's thread; a mail
+   that proves nothing is answered within the same daily limit as confirmation requests
+   (:func:`_may_answer_unproven`), so forged mails cannot make the service mail anyone.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import typing
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
@@ -39,8 +42,9 @@ from sqlmodel import Session, col, select
 from pbem import commands, names
 from pbem.config import LANGUAGES, Config
 from pbem.mail.composing import GameStamp, compose, parse_game_message_id
-from pbem.mail.reading import (TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail, new_token, read_mail,
-                               recorded_sender_and_subject, refused_copy, subject_text)
+from pbem.mail.reading import (MAX_HTML_CHARS, TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail,
+                               html_to_text, new_token, read_mail, recorded_sender_and_subject, refused_copy,
+                               subject_text)
 from pbem.render.views import Notice
 from pbem.mail.bounces import read_bounce, sent_to_bounce_address
 from pbem.service import account, bounces, clocks, invitations, ladders, play, tournaments, watching
@@ -64,37 +68,47 @@ _NEEDS_PROOF: tuple[type[commands.Command], ...] = (
     commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite, commands.Autoroll,
     commands.Copies, commands.Automove, commands.Greedy, commands.TournamentNew, commands.TournamentAction,
     commands.TournamentInvite, commands.LadderNew, commands.LadderJoin, commands.LadderChallenge, commands.LadderLeave,
-    commands.Watch)
-"""Account commands, invitations (which start rated games on a clock in the sender's name) and
-``watch`` (the service then mails that address after each move): taken only from a mail that
-proves the sender reads their mailbox."""
+    commands.Watch, commands.PlayAssistant)
+"""Account commands, invitations (which start rated games on a clock in the sender's name),
+``watch`` (the service then mails that address after each move) and ``play assistant`` (a game
+whose mails go to that address): taken only from a mail that proves the sender reads their
+mailbox."""
 CONFIRMATION_VALID = timedelta(days=7)
 MAX_NOTE_CHARS = 2000
 """A personal note is passed on up to this length."""
 _QUOTED_LOOKUPS = 5
 TEXTS_KEPT = 2048
-"""How many texts of our own recent mails are kept, to spare parsing them again when a reply
-quotes one (about 3 kB each)."""
+"""How many texts (and HTML parts) of our own recent mails are kept, to spare parsing them again
+when a reply quotes one (about 5 kB each)."""
 
 
 class _SentTexts:
-    """The text parts of the mails this process queued lately, by Message-ID (a reply quotes
-    the last one; another daemon's, or an older one, is read from its stored mail)."""
+    """The text and HTML parts of the mails this process queued lately, by Message-ID (a reply
+    quotes the last one; another daemon's, or an older one, is read from its stored mail)."""
 
     def __init__(self, size: int) -> None:
-        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._texts: OrderedDict[str, tuple[str, str | None]] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
 
-    def keep(self, message_id: str, text: str) -> None:
+    def keep(self, message_id: str, text: str, html: str | None) -> None:
         with self._lock:
-            self._texts[message_id] = "".join(line + "\n" for line in text.splitlines())  # as set_content stores it
+            # the text as set_content stores it
+            self._texts[message_id] = ("".join(line + "\n" for line in text.splitlines()), html)
             while len(self._texts) > self._size:
                 self._texts.popitem(last=False)
 
     def get(self, message_id: str) -> str | None:
         with self._lock:
-            return self._texts.get(message_id)
+            kept = self._texts.get(message_id)
+        return None if kept is None else _quotable(*kept)
+
+
+def _quotable(text: str, html: str | None) -> str:
+    """What a reply may quote of one of our mails: its text part, then the text its HTML part
+    shows (laid out as an HTML reply is read), so that either, quoted without markers, is known
+    by its run of lines (:class:`pbem.mail.reading.OwnText`)."""
+    return text if html is None else f"{text}\n\n{html_to_text(html[:MAX_HTML_CHARS])}\n"
 
 
 _SENT_TEXTS = _SentTexts(TEXTS_KEPT)
@@ -127,8 +141,13 @@ def handle_mail(
     if mail.too_large:
         inbound.raw = refused_copy(raw)
         talk.say_template(Notice.TOO_LARGE, limit=config.limits.max_mail_bytes // 1000)
+        proven = mail.sender_authenticated
     else:
-        _run(talk, mail, named)
+        proven = _run(talk, mail, named)
+    if not proven and not _may_answer_unproven(talk):
+        inbound.reason = "no answer: a mail without proof of its sender, over the daily limit of such answers"
+        log.info("inbox %s: answer to %s dropped (%s)", mail.message_id, talk.sender.address, inbound.reason)
+        return
     if len(talk.news) == 1:  # the mail was about one match: its text is kept while that match runs
         inbound.match_id = next(iter(talk.news))
     send_letters(talk)
@@ -189,7 +208,8 @@ def _reading_context(session: Session, config: Config) -> ReadingContext:
 
 
 def _our_text(session: Session, service_address: str, message_ids: Sequence[str]) -> str | None:
-    """The text part of the newest of our own mails among ``message_ids`` (newest first)."""
+    """The text (see :func:`_quotable`) of the newest of our own mails among ``message_ids``
+    (newest first)."""
     domain = "@" + service_address.rpartition("@")[2].lower() + ">"
     ours = [message_id for message_id in message_ids if message_id.lower().endswith(domain)][:_QUOTED_LOOKUPS]
     for message_id in ours:
@@ -200,12 +220,15 @@ def _our_text(session: Session, service_address: str, message_ids: Sequence[str]
         if raw is not None:
             message = BytesParser(policy=default_policy).parsebytes(raw)
             assert isinstance(message, EmailMessage)
-            body = message.get_body(preferencelist=("plain",))
-            return str(body.get_content()) if body is not None else None
+            body, html = message.get_body(preferencelist=("plain",)), message.get_body(preferencelist=("html",))
+            if body is None:
+                return None
+            return _quotable(str(body.get_content()), None if html is None else str(html.get_content()))
     return None
 
 
-def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None) -> None:
+def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None) -> bool:
+    """Carry out the mail's commands; returns whether the mail proves its sender."""
     found = _find_table(talk, mail, named)
     table, seat = found if found else (None, None)
     confirmation = _confirmation(talk, mail) if found is None else None
@@ -246,14 +269,21 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
             talk.say_template(Notice.WATCHER_CANNOT_ACT, games=watched)
             parsed = [command for command in parsed
                       if not isinstance(command, (*_GAME_COMMANDS, commands.Accept, commands.Decline))]
-    unproven = [command for command in parsed if isinstance(command, _NEEDS_PROOF) and not proven]
+    # An address that wrote ``stop`` wants no mail: without proof, nothing is done or answered
+    # in its name but a (bounded) request to confirm what the mail asked for.
+    stopped = not proven and talk.sender.refuses_invitations
+    needs_proof = _HELD_WHEN_STOPPED if stopped else _NEEDS_PROOF
+    unproven = [command for command in parsed if isinstance(command, needs_proof) and not proven]
     for command in parsed:
-        if command not in unproven:
+        if command not in unproven and not stopped:
             _dispatch(talk, command, table, seat, stale)
     if unproven:
-        _ask_for_confirmation(talk, _lines_needing_proof(mail))
-    if not parsed and confirmation is None:
+        _ask_for_confirmation(talk, _lines_needing_proof(mail, needs_proof))
+    if stopped:
+        talk.answer_needed = False
+    elif not parsed and confirmation is None:
         talk.say_template(Notice.NOTHING_TO_DO_GAME if table is not None else Notice.NOTHING_TO_DO, table)
+    return proven
 
 
 def _confirm(talk: Conversation, confirmation: AccountConfirmation, parsed: list[commands.Command],
@@ -269,11 +299,20 @@ def _confirm(talk: Conversation, confirmation: AccountConfirmation, parsed: list
     return _once_each([*held, *(command for command in parsed if not isinstance(command, commands.Confirm))])
 
 
-def _lines_needing_proof(mail: IncomingMail) -> list[str]:
+_HELD_WHEN_STOPPED = tuple(command for command in typing.get_args(commands.Command)
+                           if command not in (*_GAME_COMMANDS, commands.Accept, commands.Decline, commands.Rematch,
+                                              commands.Watchers, commands.Note, commands.CommandError,
+                                              commands.Confirm))
+"""What a mail without proof from an address that wrote ``stop`` may ask for, to be confirmed:
+every command that does something without a game (a game command, a note or an error, which
+would only be told that no game is named, gets no answer)."""
+
+
+def _lines_needing_proof(mail: IncomingMail, needs_proof: tuple[type, ...]) -> list[str]:
     """The lines of the mail (or its subject) that hold a command needing proof, as written."""
     lines = mail.new_text.splitlines() if mail.new_text.strip() else [subject_text(mail.subject)]
     return [line.strip() for line in lines
-            if line.strip() and isinstance(next(iter(commands.parse_commands(line)), None), _NEEDS_PROOF)]
+            if line.strip() and isinstance(next(iter(commands.parse_commands(line)), None), needs_proof)]
 
 
 def _once_each(parsed: list[commands.Command]) -> list[commands.Command]:
@@ -314,17 +353,10 @@ def _ask_for_confirmation(talk: Conversation, lines: list[str]) -> None:
     Whoever forges mails in a stranger's name must not make the service flood them: an address
     gets at most ``[limits] confirmations_per_day`` unanswered requests in 24 hours (0: no limit;
     one answered proves the address is its owner's and counts no more), and none while one asking
-    for the same lines is open; a further one is dropped, logged, and not answered.
-    The player's row is locked first, so that two daemons count the same requests."""
+    for the same lines is open; a further one is dropped, logged, and not answered
+    (:func:`_unanswered_today` counts them)."""
     assert talk.sender.id is not None
-    session = talk.session
-    session.exec(select(Player.id).where(Player.id == talk.sender.id).with_for_update()).all()
-    recent = session.exec(select(AccountConfirmation).where(
-        AccountConfirmation.player_id == talk.sender.id,
-        col(AccountConfirmation.created_at) > talk.now - timedelta(days=1))).all()
-    # An organiser's tournament invitation is held for the address too, but it is no request of
-    # the address's own: it counts in the invitation limits, not here.
-    unanswered = [held for held in recent if held.confirmed_at is None and held.invited_by is None]
+    unanswered = _unanswered_today(talk)
     open_same = any(held.commands == lines for held in unanswered)
     limit = talk.config.limits.confirmations_per_day
     if open_same or (limit and len(unanswered) >= limit):
@@ -336,6 +368,44 @@ def _ask_for_confirmation(talk: Conversation, lines: list[str]) -> None:
     talk.session.add(AccountConfirmation(token=token, player_id=talk.sender.id, commands=lines, created_at=talk.now))
     talk.reply_token = token
     talk.say_template(Notice.CONFIRM_ACCOUNT, commands=lines)
+
+
+def _unanswered_today(talk: Conversation) -> list[AccountConfirmation]:
+    """The sender's requests to confirm, and answers to mails that proved nothing, of the last
+    24 hours that no mail of theirs answered.  The player's row is locked first, so that two
+    daemons count the same."""
+    assert talk.sender.id is not None
+    session = talk.session
+    session.exec(select(Player.id).where(Player.id == talk.sender.id).with_for_update()).all()
+    recent = session.exec(select(AccountConfirmation).where(
+        AccountConfirmation.player_id == talk.sender.id,
+        col(AccountConfirmation.created_at) > talk.now - timedelta(days=1))).all()
+    # An organiser's tournament invitation is held for the address too, but it is no request of
+    # the address's own: it counts in the invitation limits, not here.
+    return [held for held in recent if held.confirmed_at is None and held.invited_by is None]
+
+
+def _may_answer_unproven(talk: Conversation) -> bool:
+    """Whether the answer to a mail that proves nothing of its sender (``help``, ``games``, an
+    error, a request to confirm) may go to its From address.
+
+    Anyone can forge that address, so such answers share the limit of confirmation requests:
+    at most ``[limits] confirmations_per_day`` in 24 hours (0: no limit).  An answer other
+    than a confirmation request is remembered as a confirmation that holds nothing and whose
+    token is never sent: it counts like an unanswered request and can confirm nothing."""
+    if talk.reply_token is not None:  # a confirmation request, counted when it was made
+        return True
+    if not (talk.general or talk.news or talk.bulletins or talk.answer_needed):
+        return True  # nothing is sent
+    if talk.sender.refuses_invitations:
+        return False  # after ``stop``, nothing but a request to confirm (see _run)
+    limit = talk.config.limits.confirmations_per_day
+    if limit and len(_unanswered_today(talk)) >= limit:
+        return False
+    assert talk.sender.id is not None
+    talk.session.add(AccountConfirmation(token=new_token(), player_id=talk.sender.id, commands=[],
+                                         created_at=talk.now))
+    return True
 
 
 def safe_note(text: str, service_address: str, tokens: Collection[str] = ()) -> str:
@@ -531,7 +601,7 @@ def send_letters(talk: Conversation) -> None:
             continue
         message = compose(letter, config.service.address, config.service.name, talk.now)
         queue_mail(talk.session, message, None if table is None else table.id)
-        _SENT_TEXTS.keep(str(message["Message-ID"]), letter.text)
+        _SENT_TEXTS.keep(str(message["Message-ID"]), letter.text, letter.html)
         seat = None if table is None else table.seat_of(player)
         if table is not None and seat is not None:
             table.add_to_thread(seat, str(message["Message-ID"]))

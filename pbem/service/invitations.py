@@ -241,8 +241,9 @@ def open_match(
     talk.session.flush()
     table = Table.load(talk.session, record)
     game_config = talk.config.game
-    talk.event(table, announced, 0, rules=rules.to_dict(), settle=options.settle, rated=options.rated,
-               **credits.invitation_terms(options.prize, talk.config),
+    # The inviter's address stands beside their name: a name the inviter chose proves nothing.
+    talk.event(table, announced, 0, inviter=players[0].address, rules=rules.to_dict(), settle=options.settle,
+               rated=options.rated, **credits.invitation_terms(options.prize, talk.config),
                move_clock=options.move_clock or game_config.move_clock,
                time_bank=game_config.time_bank if options.time_bank is None else options.time_bank, **about)
     return table
@@ -252,7 +253,8 @@ def invitation_terms(table: Table, config: Config) -> dict[str, object]:
     """The data of an open invitation's ``invited`` event, from the stored match: the terms its
     mail stated, for the invitee's page on the web."""
     options = _invitation_options(table.score.rules, table.record.options)
-    return {"rules": table.score.rules.to_dict(), "settle": options.settle, "rated": options.rated,
+    return {"inviter": table.players[0].address, "rules": table.score.rules.to_dict(), "settle": options.settle,
+            "rated": options.rated,
             **credits.invitation_terms(table.prize, config),
             "move_clock": options.move_clock or config.game.move_clock,
             "time_bank": config.game.time_bank if options.time_bank is None else options.time_bank}

@@ -145,6 +145,7 @@ def invite(talk: Conversation, command: commands.TournamentInvite) -> None:
                                              commands=[f"tournament join {record.code}"], invited_by=talk.sender.id))
         talk.session.flush()  # the same address again in the line counts it
         talk.tell(invitee, Notice.TOURNAMENT_INVITATION, reply_token=token, organiser=talk.sender.display_name,
+                  organiser_address=talk.sender.address,  # a name alone proves nothing
                   name=record.name, code=record.code, size=record.size, length=record.match_length,
                   join_link=f"mailto:{reply_address(talk.config.service.address, token)}?subject=yes")
         invited.append(address)

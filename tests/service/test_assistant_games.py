@@ -27,7 +27,7 @@ def test_a_single_game_starts_at_once_and_ends_with_the_review_and_the_mat_file(
     office = PostOffice(config, LoadedDice(seed=11))
     anna = Player(office, "anna@example.org", "Anna")
     anna.write_confirmed("sprache de")
-    anna.write("gegen assistent")
+    anna.write_confirmed("gegen assistent", yes="ja")
     assert "Assistent" in text_of(anna.last) and "Assistant" not in text_of(anna.last)
     anna.reply("lang en")
     _play_out(office, anna)
@@ -50,7 +50,7 @@ def test_a_single_game_starts_at_once_and_ends_with_the_review_and_the_mat_file(
 def test_a_match_to_3_against_the_assistant_is_played_to_the_end(config) -> None:
     office = PostOffice(config, LoadedDice(seed=5))
     anna = Player(office, "anna@example.org", "Anna")
-    anna.write("play assistant match 3")
+    anna.write_confirmed("play assistant match 3")
     _play_out(office, anna)
     table = office.table()
     assert max(table.score.points) >= 3 and table.score.games >= 1
@@ -72,7 +72,7 @@ def test_a_match_to_3_against_the_assistant_is_played_to_the_end(config) -> None
 def test_the_assistant_accepts_a_draw_only_when_it_is_behind(config, anna_ahead: bool, drawn: bool) -> None:
     office = PostOffice(config, LoadedDice(script=[(6, 1)]))
     anna = Player(office, "anna@example.org", "Anna")
-    anna.write("play assistant")
+    anna.write_confirmed("play assistant")
     assert "Your turn (6-1)" in str(anna.last["Subject"])
     strong, weak = side({1: 2}), side({6: 5, 5: 5, 4: 5})
     set_game(office, office.table().id, board=Position(strong, weak) if anna_ahead else Position(weak, strong))
@@ -94,7 +94,7 @@ def test_the_assistant_accepts_a_resignation_only_when_it_gives_it_enough(config
     game goes on; about to win, she offers the same, and the Assistant gladly takes the point."""
     office = PostOffice(config, LoadedDice(script=[(6, 1)]))
     anna = Player(office, "anna@example.org", "Anna")
-    anna.write("play assistant")
+    anna.write_confirmed("play assistant")
     strong, far_from_home = side({1: 2}), side({13: 8, 12: 7})
     set_game(office, office.table().id,
              board=Position(strong, far_from_home) if anna_ahead else Position(far_from_home, strong))
@@ -120,7 +120,7 @@ def test_without_bgsage_play_assistant_is_unavailable_and_friends_still_play(con
     office = PostOffice(config, LoadedDice(seed=2))
     anna = Player(office, "anna@example.org", "Anna")
     ben = Player(office, "ben@example.org", "Ben")
-    anna.write("play assistant")
+    anna.write_confirmed("play assistant")
     assert "The Assistant is not available on this server." in text_of(anna.last)
     assert office.matches() == []
     anna.write_confirmed("invite ben@example.org")

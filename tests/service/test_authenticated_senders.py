@@ -74,3 +74,15 @@ def test_without_a_trusted_id_the_header_proves_nothing(config):
     anna = Player(office, "anna@example.org", "Anna")
     (question,) = invite(anna, f"{TRUSTED}; dmarc=pass header.from=example.org")
     assert is_confirmation(question) and office.matches() == []
+
+
+def test_play_assistant_and_help_vouched_for_need_no_confirmation_and_no_limit(office):
+    """Issue 34, item 1: a mail the trusted server vouches for proves its sender like a token:
+    ``play assistant`` starts at once, and its answers count in no limit."""
+    anna = Player(office, "anna@example.org", "Anna")
+    for text in ["play assistant", *["help"] * (office.config.limits.confirmations_per_day + 2)]:
+        message = compose_mail(anna.sender, office.config.service.address, "pbem", text)
+        message["Authentication-Results"] = f"{TRUSTED}; dmarc=pass header.from=example.org"
+        sent = anna.post(message)
+        assert sent and not any(is_confirmation(mail) for mail in sent), text
+    assert office.table().status is MatchStatus.RUNNING

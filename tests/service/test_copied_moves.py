@@ -115,3 +115,34 @@ def test_the_copied_example_is_played_with_every_signature_and_quote(game, shape
                 store_game(office, match_id, before)
                 tried += 1
     assert tried == len(SIGNATURES) * 3 * 2
+
+
+def _damaged_html_reply(player: Player, turn_mail: EmailMessage, new: str, german: bool) -> EmailMessage:
+    """The fuzz case of issue 34, item 5: an HTML reply quoting our turn mail's HTML as a client
+    that puts every tag on a line of its own does, whose Content-Type was damaged on the way, so
+    that its source is read as plain text: no '>', no blockquote, no attribution is recognised."""
+    html_part = turn_mail.get_body(preferencelist=("html",))
+    assert html_part is not None
+    inner = re.search(r"<body[^>]*>(.*)</body>", html_part.get_content(), re.S)
+    assert inner is not None
+    source = "\n".join(line for line in re.sub(r"(<[^>]+>)", r"\n\1\n", inner.group(1)).split("\n") if line.strip())
+    message = _reply_headers(player.sender, turn_mail, "AW" if german else "Re")
+    message.set_content(f"<html><body><div>\n{new}\n</div>\n<blockquote type=\"cite\">\n{source}\n</blockquote>"
+                        "</body></html>\n")
+    message.replace_header("Content-Type", 'text/plain; charset="utf-8"')  # the damage
+    return message
+
+
+def test_the_example_in_a_quote_read_as_text_after_header_damage_is_not_played(game) -> None:
+    office, anna, match_id, language = game
+    anna.reply("brett" if language == "de" else "board")
+    turn_mail = anna.last
+    example = re.search(r"<b>(\S+(?: \S+)*)</b></p>", turn_mail.get_body(preferencelist=("html",)).get_content())
+    assert example is not None and example.group(1) in text_of(turn_mail)
+    before = stored_game(office, match_id)
+    anna.post(_damaged_html_reply(anna, turn_mail, "Danke!" if language == "de" else "Thanks!", language == "de"))
+    assert stored_game(office, match_id) == before, "the quoted example was played"
+    # ... while the example the player copies above the same quote is a move
+    anna.post(_damaged_html_reply(anna, turn_mail, example.group(1), language == "de"))
+    after = Game.from_dict(stored_game(office, match_id))
+    assert after.seat == 1, text_of(anna.last)

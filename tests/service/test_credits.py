@@ -295,7 +295,7 @@ def test_a_rematch_plays_for_the_same_prize_and_the_assistant_plays_for_none(off
     rematch = office.table()
     assert rematch.id != match_id and rematch.prize == office.table(match_id).prize
     assert "each player stakes 2.50 ℂ; the winner gets 4.50 ℂ" in prose_of(anna.last)
-    (answer,) = anna.write("play assistant prize match 5 stake 5")
+    (answer,) = anna.write_confirmed("play assistant prize match 5 stake 5")
     assert "the Assistant has no account" in prose_of(answer)
     assert ledger_problems(office) == []
 

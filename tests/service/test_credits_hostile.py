@@ -172,7 +172,7 @@ def test_the_grant_reason_is_one_bounded_line_wrapped_in_the_players_mail(office
 
 def test_no_grant_to_the_assistant(office, players, config_file, capsys) -> None:
     anna, _ = players
-    anna.write("play assistant")
+    anna.write_confirmed("play assistant")
     assert grant(config_file, "assistant@pbem.invalid", "50", "--reason", "t") == 2
     assert "the Assistant plays no prize games and has no account" in capsys.readouterr().err
 

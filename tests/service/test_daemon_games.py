@@ -157,7 +157,7 @@ def test_a_game_against_the_assistant_through_the_daemon(config, config_file):
     anna = Player(office, "anna@example.org", "Anna")
     process = start_daemon(config_file)
     try:
-        anna.write("play assistant")
+        anna.write_confirmed("play assistant")
         for _ in range(400):
             if office.table().status is MatchStatus.FINISHED:
                 break

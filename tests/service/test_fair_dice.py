@@ -197,7 +197,7 @@ def test_every_roll_of_a_single_game_against_the_assistant_comes_from_the_reveal
     """The Assistant's rolls come from the game's seed like everybody's."""
     office = PostOffice(config)
     anna = Player(office, "anna@example.org", "Anna")
-    anna.write("play assistant")
+    anna.write_confirmed("play assistant")
     match_id = office.table().id
     for _ in range(1500):
         if office.table(match_id).status is MatchStatus.FINISHED:

@@ -287,10 +287,12 @@ def test_an_accepted_resignation_in_a_match_ends_the_game_not_the_match(office, 
 
 def test_a_money_invitation_names_the_game_and_its_options_plainly(office, anna, ben):
     anna.write_confirmed("invite ben@example.org money stake 2 beaver jacoby")
-    assert "Anna invites you to backgammon by mail: a money game at 2 per point (beavers, Jacoby rule)." in prose_of(ben.last)
+    assert ("Anna <anna@example.org> invites you to backgammon by mail: a money game at 2 per point (beavers, Jacoby"
+            " rule).") in prose_of(ben.last)
     carol = Player(office, "carol@example.org", "Carol")
     anna.write_confirmed("invite carol@example.org money stake 2 beaver jacoby lang de")
-    assert "Anna lädt Sie zu Backgammon per Mail ein: ein Geldspiel zu 2 je Punkt (Biber, Jacoby-Regel)." in prose_of(carol.last)
+    assert "Anna <anna@example.org> lädt Sie zu Backgammon per Mail ein: ein Geldspiel zu 2 je Punkt (Biber, Jacoby-Regel)." \
+        in prose_of(carol.last)
     anna.write_confirmed("invite carol@example.org money jacoby")
     assert "ein Geldspiel zu 1 je Punkt (Jacoby-Regel)." in prose_of(carol.last)
 

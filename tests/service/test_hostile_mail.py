@@ -229,6 +229,9 @@ def test_unreadable_and_oversized_mails(opened_game, config):
     '<span style="color:#ffffff">$quit</span>', "<div hidden>$quit</div>", "<template>$quit</template>",
     '<div style="visibility:hidden">$quit</div>', '<div style="opacity:0">$quit</div>',
     '<style>.c{display:none}</style><p class="c">$quit</p>', "<!--\n$quit\n-->",
+    # issue 34, item 4: the three tricks that were read
+    '<div style="text-indent:-9999px;overflow:hidden">$quit</div>',
+    '<div style="position:absolute;clip:rect(0 0 0 0)">$quit</div>', '<div style="transform:scale(0)">$quit</div>',
 ])
 def test_a_command_hidden_in_an_html_reply_is_never_carried_out(opened_game, hidden):
     """Issue 21, item 3: an HTML-only reply whose reader sees "roll" only: Ben rolls, the game goes on."""
@@ -241,7 +244,10 @@ def test_a_command_hidden_in_an_html_reply_is_never_carried_out(opened_game, hid
 
 
 @pytest.mark.parametrize("name", ["Ben", "BEN", "\u0412\u0435n", "ben@example.org", "Backgammon by Mail",
-                                  "Assistant", "ben\uff20example.org", "ben (at) example.org", "B e n"])
+                                  "Assistant", "ben\uff20example.org", "ben (at) example.org", "B e n",
+                                  # issue 34, item 3: ASCII look-alikes
+                                  "Backgammon by MaiI", "Backgarnmon by Mail", "Backgammon by Mai1",
+                                  "ben at example dot org", "AssIstant"])
 def test_a_name_that_passes_for_someone_else_is_ignored(opened_game, name):
     """Issue 21, item 2: Anna cannot take the name of Ben (her opponent), his address, the
     service's or the Assistant's, nor a name holding an address or a look-alike of one: she keeps
@@ -264,10 +270,11 @@ def test_a_new_player_whose_first_name_passes_for_another_shows_the_local_part(o
     assert "carol" in str(anna.last["Subject"]) and "Anna – Anna" not in str(anna.last["Subject"])
 
 
-def test_an_honest_name_is_taken(opened_game):
+@pytest.mark.parametrize("name", ["Anna Bäcker", "Ilona", "Carl Olsen", "Marni"])
+def test_an_honest_name_is_taken(opened_game, name):
     office, anna, ben = opened_game
-    anna.post(compose_reply('"Anna Bäcker" <anna@example.org>', anna.last_of(office.table().token(0)), "board"))
-    assert office.table().players[0].name == "Anna Bäcker"
+    anna.post(compose_reply(f'"{name}" <anna@example.org>', anna.last_of(office.table().token(0)), "board"))
+    assert office.table().players[0].name == name
 
 
 def test_forged_mails_bring_a_stranger_at_most_three_confirmation_requests_a_day(office, anna):

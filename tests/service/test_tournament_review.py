@@ -184,7 +184,7 @@ def test_tournament_pairings_are_no_invitations_in_the_daily_limits(office):
     with Session(office.engine) as session:
         assert len(session.exec(select(MatchRecord)).all()) == 6
     sent = erik.write_confirmed("invite ben@example.org")
-    assert any(recipient(mail) == ben.address and "Erik invites you" in prose_of(mail) for mail in sent), \
+    assert any(recipient(mail) == ben.address and "Erik <erik@example.org> invites you" in prose_of(mail) for mail in sent), \
         [prose_of(mail) for mail in sent]
 
 

@@ -144,7 +144,7 @@ def test_the_organiser_invites_by_mail_and_a_yes_joins(office):
     code = code_in(answer)
     sent = anna.write_confirmed(f"tournament invite {code} ben@example.org")
     invitation = next(mail for mail in sent if recipient(mail) == "ben@example.org")
-    assert "Anna invites you to the knockout tournament Winter" in prose_of(invitation)
+    assert "Anna <anna@example.org> invites you to the knockout tournament Winter" in prose_of(invitation)
     assert "List-Unsubscribe" in invitation  # Ben has not played here
     (joined,) = ben.reply("yes", to=invitation)
     assert "You joined the tournament Winter" in prose_of(joined)

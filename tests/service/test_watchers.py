@@ -149,7 +149,7 @@ def test_watchers_on_outside_a_game_says_which_game_is_meant(game) -> None:
 
 def test_against_the_assistant_the_player_alone_decides(game) -> None:
     office, anna, ben, carol, dave = game
-    (started,) = dave.write("play assistant")
+    (started,) = dave.write_confirmed("play assistant")
     dave.reply("watchers on", to=dave.last)
     assert "Assistant allows it too, so watching is open now." in prose_of(dave.last), text_of(dave.last)
     (answer,) = carol.write_confirmed(f"watch {code_in(dave.last)}")
@@ -233,14 +233,15 @@ def test_nothing_a_watcher_sends_acts_in_the_game(game) -> None:
     watched = carol.last
     before = office.snapshot()
     outbound = office.outbound_count()
-    for line in ("roll", "double", "13/7 8/7", "$quit", "watchers off", "Ben, play 13/7!"):
+    answered = office.config.limits.confirmations_per_day  # a watch mail proves nothing of its reader
+    for number, line in enumerate(("roll", "double", "13/7 8/7", "$quit", "watchers off", "Ben, play 13/7!")):
         sent = carol.reply(line, to=watched)
-        assert {recipient(mail) for mail in sent} == {carol.address}
+        assert {recipient(mail) for mail in sent} == ({carol.address} if number < answered else set())
     assert office.snapshot() == before, "a watcher's reply changed the game"
-    assert office.outbound_count() == outbound + 6
-    told = prose_of(carol.inbox[-6])
+    assert office.outbound_count() == outbound + answered
+    told = prose_of(carol.inbox[-answered])
     assert "You watch Anna – Ben: watchers cannot move, roll, double or answer in a game" in told
-    assert "reply to the last mail" not in told and "Not carried out" in str(carol.inbox[-6]["Subject"])
+    assert "reply to the last mail" not in told and "Not carried out" in str(carol.inbox[-answered]["Subject"])
     with Session(office.engine) as session:
         assert all(settings.allowed() for settings in session.exec(select(MatchWatch)).all())
     # ... and nothing of what Carol wrote reaches the players.

@@ -331,7 +331,7 @@ def test_the_page_before_and_after_the_game(config) -> None:
     client = client_of(office)
     invited = client.get(f"/g/{token_of(ben.last)}")
     assert invited.status_code == 200 and "Invitation from Anna" in invited.text
-    assert "Anna invites you to backgammon by mail: a single game." in invited.text, "the terms"
+    assert "Anna &lt;anna@example.org&gt; invites you to backgammon by mail: a single game." in invited.text, "the terms"
     assert "reply <b>accept</b> or <b>decline</b> to the invitation mail" in invited.text
     assert {form_of(invited.text, "join")["action"], form_of(invited.text, "decline")["action"]} == {"join", "decline"}
     sent_to_anna = client.get(f"/g/{office.table().token(0)}").text
