@@ -80,7 +80,7 @@ def test_a_bounced_invitation_is_withdrawn_and_its_inviter_told_which_address_fa
     (told,) = sent
     assert recipient(told) == anna.address
     prose = prose_of(told)
-    assert f"Your invitation to {NOBODY} could not be delivered: the mail server answered" in prose, prose
+    assert f"Your invitation to {NOBODY} could not be delivered: the receiving mail server says this address does not exist (the mail server answered" in prose, prose
     assert "5.1.1" in prose or "5.1.10" in prose
     assert "The invitation is withdrawn" in prose
     assert told["In-Reply-To"] is not None and str(told["Auto-Submitted"]) == "auto-replied"
@@ -97,7 +97,8 @@ def test_the_inviter_is_told_in_their_language(office):
     (invitation,) = [mail for mail in sent if recipient(mail) == NOBODY]
     (told,) = bounce(office, invitation, "exim")
     prose = prose_of(told)
-    assert f"Ihre Einladung an {NOBODY} konnte nicht zugestellt werden: Der Mailserver antwortete „550 5.1.1" in prose
+    assert f"Ihre Einladung an {NOBODY} konnte nicht zugestellt werden: Der empfangende Mailserver meldet, dass es " \
+           "diese Adresse nicht gibt (der Mailserver antwortete „550 5.1.1" in prose
     assert "Die Einladung ist zurückgezogen" in prose
 
 
@@ -194,7 +195,7 @@ def test_the_games_page_and_pbem_status_show_a_game_mail_that_bounced(accepted_g
         status_report(session, out, office.config)
     report = out.getvalue()
     assert "bounces in 7 days: 1 permanent, 0 delayed; 0 address(es) get no mail" in report
-    assert f"failed {ben.address} (match {table.id})" in report and "5.1.1" in report
+    assert f"user_unknown {ben.address} (match {table.id})" in report and "5.1.1" in report
 
 
 def test_a_bounce_is_never_answered(office, anna):
