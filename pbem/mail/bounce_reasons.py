@@ -48,28 +48,31 @@ def _words(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(patterns), re.IGNORECASE)
 
 
-_SERVICE_WORDS: tuple[tuple[re.Pattern[str], Reason], ...] = (
+_FIRST_WORDS: tuple[tuple[re.Pattern[str], Reason], ...] = (
     # Office 365's edge blocking of an address not in its directory reads like a block, but is not.
     (_words(r"recipient address rejected: access denied", r"recipientnotfound", r"recipnotfound"),
      Reason.USER_UNKNOWN),
+    (_words(r"over (?:the )?quota", r"quota (?:exceeded|full)", r"mailbox (?:is )?full", r"receiving mail at a rate"),
+     Reason.MAILBOX_FULL),
     (_words(r"\bspf\b", r"\bdkim\b", r"\bdmarc\b", r"sender policy framework", r"unauthenticated",
             r"not authenticated", r"authentication (?:failed|failure|required|check)", r"domainkeys",
             r"could not be authenticated", r"fails? (?:sender )?authentication"), Reason.AUTHENTICATION),
     (_words(r"block ?list", r"black ?list", r"deny ?list", r"blocked", r"\bdnsbl\b", r"\brbl\b", r"spamhaus",
             r"spamcop", r"\bsorbs\b", r"barracudacentral", r"reputation", r"listed (?:at|on|in|by)\b",
             r"client host .{0,80}(?:refused|rejected)", r"reverse (?:dns|hostname|lookup|address)", r"\brdns\b",
-            r"\bptr\b", r"not allowed to send", r"too many (?:connections|messages|mails)", r"rate ?limit",
+            r"\bptr\b", r"not allowed to send", r"too many (?:connections|messages|mails|recipients)", r"rate ?limit",
             r"temporarily deferred", r"unexpected volume", r"user complaints", r"\[ts[0-9]{2}\]",
             r"\[bl[0-9]{2}\]", r"\bthrottl", r"\bbanned\b", r"(?:your|sending|connecting) ip\b",
             r"\bip (?:address )?.{0,40}(?:rejected|refused|not allowed)", r"envelope blocked",
             r"connection (?:refused|rejected|denied)", r"access denied"), Reason.BLOCKED),
     (_words(r"\bspam", r"unsolicited", r"\bjunk\b", r"\bbulk mail", r"\bvirus", r"malware", r"phish",
             r"content (?:filter|rejected|was rejected)", r"message content", r"suspicious"), Reason.SPAM),
-    (_words(r"sender (?:address )?(?:rejected|denied|verify failed|not allowed)", r"\bpolic(?:y|ies)\b",
+    (_words(r"\bsender (?:address|domain|rejected|denied|blocked|verify)", r"unroute?able sender", r"\baup#", r"not authori[sz]ed", r"\bpolic(?:y|ies)\b",
             r"administrative prohibition", r"not permitted", r"prohibited"), Reason.POLICY),
 )
-"""Words that blame the service; read before the status code, since ``5.7.1`` or ``5.0.0`` with
-them says nothing, and an invitee must never pay for the service's block."""
+"""Words read before the status code: those that blame the service (``5.7.1`` or ``5.0.0``
+says nothing, and an invitee must never pay for the service's block) and those of a full
+mailbox (``552 5.2.2 Over quota`` under a DSN's ``Status: 5.1.1``)."""
 
 _PRECISE_CODES: dict[str, Reason] = {
     "1.1": Reason.USER_UNKNOWN, "1.3": Reason.USER_UNKNOWN, "1.6": Reason.USER_UNKNOWN,
@@ -96,7 +99,7 @@ _OTHER_WORDS: tuple[tuple[re.Pattern[str], Reason], ...] = (
             r"(?:does not|doesn't|did not) exist", r"doesn't have an? .{1,40} account", r"not our customer",
             r"(?:user|mailbox|recipient|account|address)(?: name)? (?:is )?(?:not found|unavailable|disabled|inactive|"
             r"suspended|deactivated|invalid|not (?:active|available|listed|valid|known))",
-            r"invalid (?:recipient|mailbox|address|user)", r"recipient (?:address )?rejected", r"address rejected",
+            r"invalid (?:recipient|mailbox|address|user)",
             r"mailbox (?:is )?(?:unavailable|not available)", r"no mailbox", r"not a valid (?:mailbox|recipient|user)",
             r"undeliverable address", r"bad (?:recipient|address|destination)", r"no longer (?:valid|available|in use|"
             r"exists|active)", r"has been (?:disabled|terminated|closed|suspended)", r"account (?:closed|expired|is "
@@ -110,7 +113,7 @@ _OTHER_WORDS: tuple[tuple[re.Pattern[str], Reason], ...] = (
 """The words of the other reasons, read after the precise status codes."""
 
 _SUBJECTS: dict[str, Reason] = {
-    "1": Reason.USER_UNKNOWN, "2": Reason.USER_UNKNOWN, "3": Reason.REJECTED, "4": Reason.EXPIRED,
+    "1": Reason.USER_UNKNOWN, "2": Reason.REJECTED, "3": Reason.REJECTED, "4": Reason.EXPIRED,
     "5": Reason.REJECTED, "6": Reason.REJECTED, "7": Reason.POLICY,
 }
 """The status code's subject (RFC 3463 section 3) when nothing more precise is known."""
@@ -118,8 +121,8 @@ _SUBJECTS: dict[str, Reason] = {
 _REPLY_CODES: dict[str, Reason] = {"552": Reason.MAILBOX_FULL}
 """Bare SMTP reply codes with a meaning of their own (RFC 5321); another 5xx is a rejection."""
 
-_DELAY_WORDS = _words(r"delay", r"not (?:yet )?been delivered", r"will (?:continue|keep) (?:trying|to try)",
-                      r"still trying", r"will retry", r"warning: message")
+_DELAY_WORDS = _words(r"\bdelayed\b", r"not yet been delivered", r"will (?:continue|keep) (?:trying|to try)",
+                      r"still trying", r"will (?:retry|try again)", r"this is a warning", r"no action is required")
 """The words of a delay warning, in a bounce that has no DSN fields."""
 
 
@@ -140,7 +143,7 @@ def classify(status: str, diagnostic: str, action: str = "", final: bool = True)
         return Reason.NOT_A_FAILURE
     if action == "delayed" or not final:
         return Reason.DELAYED
-    reason = _by_words(_SERVICE_WORDS, diagnostic) or _PRECISE_CODES.get(status.partition(".")[2]) \
+    reason = _by_words(_FIRST_WORDS, diagnostic) or _PRECISE_CODES.get(status.partition(".")[2]) \
         or _by_words(_OTHER_WORDS, diagnostic) or _SUBJECTS.get(status.split(".")[1] if status else "") \
         or (_REPLY_CODES.get(reply.group(0), Reason.REJECTED) if reply else Reason.REJECTED)
     if code_class == "4" and reason in HARD | {Reason.REJECTED}:

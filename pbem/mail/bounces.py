@@ -126,8 +126,9 @@ def read_bounce(raw: bytes, service_address: str) -> Bounce | None:
         log.info("bounce detectors failed on a mail (%s: %s)", type(exc).__name__, exc)
         temporary, permanent = frozenset(), frozenset()
     fields = {**_dsn_text_fields(text), **_dsn_fields(message)}
-    found: dict[str, bool] = {}
-    for addresses, is_permanent in ((permanent, True), (temporary - permanent, False)):
+    found: dict[str, bool] = {}  # address: returned for good (else a delay warning)
+    warning = delay_warning(text)  # flufl.bounce's "temporary" also holds mails returned after 4.x.x
+    for addresses, is_permanent in ((permanent, True), (temporary - permanent, not warning)):
         for encoded in sorted(addresses):
             found.setdefault(encoded.decode("ascii", "replace").strip().strip("<>").lower(), is_permanent)
     for block in {id(reason): reason for reason in fields.values()}.values():  # one address of each recipient
@@ -136,10 +137,11 @@ def read_bounce(raw: bytes, service_address: str) -> Bounce | None:
             found[names[0]] = block[2] != "delayed"
     found = {address: final for address, final in found.items() if _PLAIN_ADDRESS.match(address)}
     if not found:
-        found = dict.fromkeys(_addresses_named(text, service_address), not delay_warning(text))
+        found = dict.fromkeys(_addresses_named(text, service_address), not warning)
     failures = []
     for address, final in found.items():
         status, diagnostic, action = fields.get(address, ("", "", ""))
+        final = action != "delayed" if action else final
         diagnostic = diagnostic or _diagnostic_in(text, address)
         status = status or status_in(diagnostic)
         reason = classify(status, diagnostic, action, final=final)
@@ -252,10 +254,13 @@ def _add_recipient(fields: dict[str, tuple[str, str, str]], block: dict[str, str
 
 
 def _bounce_text(message: Message) -> str:
-    """The human-readable text of the bounce (its text parts, not the mail it returns)."""
+    """The human-readable text of the bounce (its text parts, not the mail it returns); also a
+    delivery-status part or a multipart whose structure cannot be read (a wrong boundary)."""
     texts = []
     for part in _parts(message):
-        if part.get_content_maintype() == "text" and part.get_content_type() != "text/rfc822-headers":
+        unread = part.get_content_type() == "message/delivery-status" or part.get_content_maintype() == "multipart"
+        if (part.get_content_maintype() == "text" and part.get_content_type() != "text/rfc822-headers") or (
+                unread and not part.is_multipart()):
             payload = part.get_payload(decode=True)
             if isinstance(payload, bytes):
                 texts.append(payload[:64_000].decode(part.get_content_charset() or "utf-8", "replace"))
