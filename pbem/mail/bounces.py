@@ -52,6 +52,9 @@ the reason is the whole line."""
 _CONTINUATION = re.compile(r"(?<=\S)\s+[45]\d\d(?:[ -][45]\.\d{1,3}\.\d{1,3}\s|-)\s*")
 _ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
 _PLAIN_ADDRESS = re.compile(ADDRESS_PATTERN + r"\Z", re.IGNORECASE)
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+_LABEL_ONLY = re.compile(r"[\s<>()]*(?:[\w-]+\s?){1,3}:[\s<>()]*|[\s<>()]*on [\d.:/ ]+")
+"""What stands beside an address but is no reason: "Recipient address:", " on 25.11.2026 10:00"."""
 _DSN_TEXT_BLOCK = re.compile(
     r"^[ \t]*(?:final|original)-recipient:[ \t]*(?:rfc822|[\w-]+)?[ \t]*;?[ \t]*<?([^\s<>;]+@[^\s<>;]+)>?[ \t]*$"
     r"(?P<fields>(?:\n[ \t]*[\w-]+:.*$|\n[ \t]+\S.*$){0,12})", re.IGNORECASE | re.MULTILINE)
@@ -268,11 +271,24 @@ def _bounce_text(message: Message) -> str:
 
 
 def _diagnostic_in(text: str, address: str) -> str:
-    """The reason a bounce without DSN fields gives: the first mail server's answer after the
-    line naming ``address`` (Exim writes it under the address), else anywhere."""
+    """The reason a bounce without DSN fields gives: the first mail server's answer near the
+    line naming ``address`` (Exim writes it under the address); else the words on that line
+    (Notes: "User … not listed in Domino Directory") or on the next (Exim's "retry timeout
+    exceeded", KDDI); else a server's answer anywhere."""
     lines = text.splitlines()
-    start = next((index for index, line in enumerate(lines) if address in line.lower()), 0)
-    for line in [*lines[start:start + DIAGNOSTIC_LINES], *lines[:start]]:
+    start = next((index for index, line in enumerate(lines) if address in line.lower()), None)
+    near = [] if start is None else lines[start:start + DIAGNOSTIC_LINES]
+    for line in near:
+        found = _SERVER_ANSWER.search(line)
+        if found:
+            return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else found.group(0))
+    if start is not None:
+        following = [line for line in lines[start + 1:start + 4] if line.strip()][:1]
+        for line in [lines[start], *following]:
+            rest = _ADDRESS.sub(" ", line)
+            if len(_WORDS.findall(rest)) >= 2 and not _LABEL_ONLY.fullmatch(rest):
+                return _one_line(line)
+    for line in lines[:start]:
         found = _SERVER_ANSWER.search(line)
         if found:
             return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else found.group(0))
