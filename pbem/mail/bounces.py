@@ -30,7 +30,7 @@ from email.parser import BytesHeaderParser, HeaderParser
 from flufl.bounce import all_failures
 
 from pbem.addresses import ADDRESS_PATTERN, BOUNCE_PREFIX, is_machine_address
-from pbem.mail.bounce_reasons import Reason, classify, delay_warning, status_in
+from pbem.mail.bounce_reasons import REPLY_CODE, Reason, classify, delay_warning, status_in
 from pbem.mail.reading import BOUNCE_RECIPIENT_HEADERS as _RECIPIENT_HEADERS, TOKEN_PATTERN
 
 log = logging.getLogger(__name__)
@@ -53,8 +53,9 @@ _CONTINUATION = re.compile(r"(?<=\S)\s+[45]\d\d(?:[ -][45]\.\d{1,3}\.\d{1,3}\s|-
 _ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
 _PLAIN_ADDRESS = re.compile(ADDRESS_PATTERN + r"\Z", re.IGNORECASE)
 _WORDS = re.compile(r"[^\W\d_]{2,}")
-_LABEL_ONLY = re.compile(r"[\s<>()]*(?:[\w-]+\s?){1,3}:[\s<>()]*|[\s<>()]*on [\d.:/ ]+")
-"""What stands beside an address but is no reason: "Recipient address:", " on 25.11.2026 10:00"."""
+_LABEL_ONLY = re.compile(r"[\s<>()]*(?:[\w-]+\s?){1,6}:[\s<>()]*|[\s<>()]*on [\d.:/ ]+")
+"""What stands beside an address but is no reason: "Recipient address:", "Could not be delivered
+to:", " on 25.11.2026 10:00"."""
 _DSN_TEXT_BLOCK = re.compile(
     r"^[ \t]*(?:final|original)-recipient:[ \t]*(?:rfc822|[\w-]+)?[ \t]*;?[ \t]*<?([^\s<>;]+@[^\s<>;]+)>?[ \t]*$"
     r"(?P<fields>(?:\n[ \t]*[\w-]+:.*$|\n[ \t]+\S.*$){0,12})", re.IGNORECASE | re.MULTILINE)
@@ -62,7 +63,14 @@ _DSN_TEXT_BLOCK = re.compile(
 _AUTO_REPLY_SUBJECT = re.compile(
     r"^\W{0,3}(?:auto(?:matic|matische)?[ _-]?(?:reply|response|antwort)|out of (?:the )?office|abwesen|"
     r"vacation|urlaub|away from)", re.IGNORECASE)
-_JSON_NOTIFICATION = re.compile(rb'^\s*\{.{0,2000}"(?:notificationType|eventType|bounceType|mail)"\s*:', re.DOTALL)
+_MAIL_SYSTEM_SENDER = re.compile(r"mailer-?daemon|postmaster|mail ?(?:delivery|router|system|administrator)|<>|"
+                                 r"system administrator|\bmta\b")
+_FAILURE_SUBJECT = re.compile(r"undeliver|unzustellbar|returned mail|failure|failed|delivery (?:status|report|error)|"
+                              r"not delivered|could not be delivered|mail system error|non remis|nicht zugestellt|エラー|不達",
+                              re.IGNORECASE)
+"""A report of a mail system, by its sender or subject: only such a mail, when its shape is
+unknown, may tell of a failure without a server's answer in it."""
+_JSON_NOTIFICATION = re.compile(rb'\A\s*\{.*?(?:notificationType|eventType|"Type"\s*:\s*"Notification")', re.DOTALL)
 """A provider's notification in JSON (Amazon SES by SNS): not a bounce to be read as one."""
 _MESSAGE_ID_LINE = re.compile(r"^message-id:[ \t]*(<[^<>\s]{1,250}>)", re.IGNORECASE | re.MULTILINE)
 
@@ -139,7 +147,8 @@ def read_bounce(raw: bytes, service_address: str) -> Bounce | None:
         if not any(address in found for address in names):
             found[names[0]] = block[2] != "delayed"
     found = {address: final for address, final in found.items() if _PLAIN_ADDRESS.match(address)}
-    if not found:
+    named_only = not found  # no detector knew the shape: the addresses its text names
+    if named_only:
         found = dict.fromkeys(_addresses_named(text, service_address), not warning)
     failures = []
     for address, final in found.items():
@@ -148,6 +157,9 @@ def read_bounce(raw: bytes, service_address: str) -> Bounce | None:
         diagnostic = diagnostic or _diagnostic_in(text, address)
         status = status or status_in(diagnostic)
         reason = classify(status, diagnostic, action, final=final)
+        if named_only and reason in (Reason.REJECTED, Reason.DELAYED) and not REPLY_CODE.search(diagnostic) \
+                and not status and not _from_a_mail_system(message):
+            continue  # an address in a person's text that tells of no failure (an auto-reply's signature)
         if reason is not Reason.NOT_A_FAILURE:
             failures.append(Failure(address, reason is not Reason.DELAYED, status, diagnostic, reason))
     if not failures:
@@ -164,6 +176,14 @@ def _is_auto_reply(message: Message) -> bool:
         return True
     return str(message.get("Auto-Submitted", "")).strip().lower().startswith("auto-replied") and \
         bool(_AUTO_REPLY_SUBJECT.match(str(message.get("Subject", ""))))
+
+
+def _from_a_mail_system(message: Message) -> bool:
+    """Whether the mail says it is a mail system's report (its sender or its subject)."""
+    sender = str(message.get("From", "")).lower()
+    return not sender.strip() or bool(_MAIL_SYSTEM_SENDER.search(sender)) or any(
+        is_machine_address(address) for address in _ADDRESS.findall(sender)) or bool(
+        _FAILURE_SUBJECT.search(str(message.get("Subject", ""))))
 
 
 def _body_start(message: Message) -> bytes:
