@@ -82,6 +82,7 @@ CORPUS: dict[str, Sample] = {
     "dsn-no-diagnostic": Sample("Postfix", Reason.USER_UNKNOWN),
     "dsn-to-service": Sample("Postfix", Reason.USER_UNKNOWN),
     "auto-reply": Sample("Exchange", None),
+    "vacation-plain": Sample("a person's mail program", None),
     "arf": Sample("ARF", None, complaint=True),
 }
 """Every bounce of ``tests/data/bounces/`` and what it says of its recipient (``@@RCPT@@``)."""

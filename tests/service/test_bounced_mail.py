@@ -276,7 +276,7 @@ def test_a_soft_failure_tells_the_inviter_to_try_later_and_counts_against_nobody
     assert failure.permanent and failure.reason == CORPUS[sample].reason
 
 
-@pytest.mark.parametrize("sample", ["postfix-relayed", "amazonses-json", "auto-reply"])
+@pytest.mark.parametrize("sample", ["postfix-relayed", "amazonses-json", "auto-reply", "vacation-plain"])
 def test_what_is_no_bounce_changes_nothing(office, anna, sample):
     invitation = invite_nobody(office, anna)
     before = office.snapshot()
