@@ -54,7 +54,7 @@ _PLAIN_ADDRESS = re.compile(ADDRESS_PATTERN + r"\Z", re.IGNORECASE)
 _BETWEEN_ADDRESSES = re.compile(r"[\s<>()\[\],;:\"'=/|]+")
 MAX_ADDRESS_CHARS = 254
 _WORDS = re.compile(r"[^\W\d_]{2,}")
-_LABEL_ONLY = re.compile(r"[\s<>()]*(?:[\w-]+\s?){1,6}:[\s<>()]*|[\s<>()]*on [\d.:/ ]+")
+_LABEL_ONLY = re.compile(r"[\s<>()]*(?:[\w-]+\s+){0,5}[\w-]+\s*:[\s<>()]*|[\s<>()]*on [\d.:/ ]+")
 """What stands beside an address but is no reason: "Recipient address:", "Could not be delivered
 to:", " on 25.11.2026 10:00"."""
 _DSN_TEXT_BLOCK = re.compile(
@@ -87,7 +87,7 @@ class Failure:
     """The DSN status code (``5.1.1``), or empty when the bounce gives none."""
     diagnostic: str
     """The mail server's reason in one line, or empty."""
-    reason: Reason = Reason.REJECTED
+    reason: Reason
 
 
 @dataclass(frozen=True)

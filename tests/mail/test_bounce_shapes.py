@@ -6,6 +6,8 @@ the corpus of every MTA family and reason, read in one table."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from bounce_samples import CORPUS, bounce_sample
 
@@ -107,3 +109,16 @@ def test_a_failure_is_classified_by_its_words_then_its_status_then_its_reply_cod
     ("550 :", False), ("77", False), ("smtp; 550 5.0.0", False), ("", False)])
 def test_only_a_readable_answer_is_quoted(diagnostic, quoted):
     assert readable(diagnostic) is quoted
+
+
+@pytest.mark.parametrize("body", [
+    b"a." * 1_000_000,  # a search for addresses from every position took 16 s
+    b"ben@example.net " + b"a" * 30_000 + b" bb\n",  # a reason beside the address that is no label
+    b"ben@example.net\n" + b"x@example.net 550 5.1.1 " * 20_000,
+    b"Final-Recipient: rfc822; a@b.example\nAction: failed\n" * 20_000,
+], ids=["dots", "long-word", "addresses", "dsn-fields"])
+def test_a_hostile_mail_to_the_bounce_address_is_read_in_bounded_time(body):
+    raw = (b"From: MAILER-DAEMON\nTo: games+bounce-" + TAG.encode() + b"@pbem.test\nSubject: Undelivered\n\n" + body)
+    started = time.perf_counter()
+    read_bounce(raw, SERVICE)
+    assert time.perf_counter() - started < 3  # well under a second here; generous for a busy machine
