@@ -24,6 +24,8 @@ import email
 import logging
 import re
 from dataclasses import dataclass
+from email.errors import HeaderParseError
+from email.header import decode_header, make_header
 from email.message import Message
 from email.parser import BytesHeaderParser, HeaderParser
 
@@ -62,7 +64,7 @@ _DSN_TEXT_BLOCK = re.compile(
     r"(?P<fields>(?:\n[ \t]*[\w-]+:.*$|\n[ \t]+\S.*$){0,12})", re.IGNORECASE | re.MULTILINE)
 """A recipient's DSN fields written as plain text (a DSN forwarded, or with no MIME structure)."""
 _AUTO_REPLY_SUBJECT = re.compile(
-    r"^\W{0,3}(?:auto(?:matic|matische)?[ _-]?(?:reply|response|antwort)|out of (?:the )?office|abwesen|"
+    r"^\W{0,3}(?:auto(?:matic|matische)?[ _-]?(?:reply|respon|antwort)|out of (?:the )?office|abwesen|"
     r"vacation|urlaub|away from)", re.IGNORECASE)
 _MAIL_SYSTEM_SENDER = re.compile(r"mailer-?daemon|postmaster|mail ?(?:delivery|router|system|administrator)|<>|"
                                  r"system administrator|\bmta\b")
@@ -176,7 +178,16 @@ def _is_auto_reply(message: Message) -> bool:
     if any(name in message for name in ("X-Autoreply", "X-Autorespond")):
         return True
     return str(message.get("Auto-Submitted", "")).strip().lower().startswith("auto-replied") and \
-        bool(_AUTO_REPLY_SUBJECT.match(str(message.get("Subject", ""))))
+        bool(_AUTO_REPLY_SUBJECT.match(_subject(message)))
+
+
+def _subject(message: Message) -> str:
+    """The Subject decoded (an auto-reply's "=?UTF-8?Q?AutoRespons?= …"), bounded."""
+    raw = str(message.get("Subject", ""))[:1000]
+    try:
+        return str(make_header(decode_header(raw)))
+    except (HeaderParseError, LookupError, UnicodeError, ValueError):
+        return raw
 
 
 def _from_a_mail_system(message: Message) -> bool:
@@ -184,7 +195,7 @@ def _from_a_mail_system(message: Message) -> bool:
     sender = str(message.get("From", "")).lower()
     return not sender.strip() or bool(_MAIL_SYSTEM_SENDER.search(sender)) or any(
         is_machine_address(address) for address in _addresses_in(sender)) or bool(
-        _FAILURE_SUBJECT.search(str(message.get("Subject", ""))))
+        _FAILURE_SUBJECT.search(_subject(message)))
 
 
 def _body_start(message: Message) -> bytes:
