@@ -67,8 +67,9 @@ _FIRST_WORDS: tuple[tuple[re.Pattern[str], Reason], ...] = (
             r"\[bl[0-9]{2}\]", r"\bthrottl", r"\bbanned\b", r"(?:your|sending|connecting) ip\b",
             r"\bip (?:address )?.{0,40}(?:rejected|refused|not allowed)", r"envelope blocked",
             r"connection (?:refused|rejected|denied)", r"access denied"), Reason.BLOCKED),
-    (_words(r"\bsender (?:address|domain|rejected|denied|blocked|verify)", r"unroute?able sender", r"\baup#", r"not authori[sz]ed", r"\bpolic(?:y|ies)\b",
-            r"administrative prohibition", r"not permitted", r"prohibited"), Reason.POLICY),
+    (_words(r"\bsender (?:address|domain|rejected|denied|blocked|verify)", r"unroute?able sender", r"\baup#",
+            r"not authori[sz]ed", r"\bpolic(?:y|ies)\b", r"administrative prohibition", r"not permitted", r"prohibited"),
+     Reason.POLICY),
 )
 """Words read before the status code: those that blame the service (``5.7.1`` or ``5.0.0``
 says nothing, and an invitee must never pay for the service's block) and those of a full

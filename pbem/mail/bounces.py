@@ -69,8 +69,8 @@ _AUTO_REPLY_SUBJECT = re.compile(
 _MAIL_SYSTEM_SENDER = re.compile(r"mailer-?daemon|postmaster|mail ?(?:delivery|router|system|administrator)|<>|"
                                  r"system administrator|\bmta\b")
 _FAILURE_SUBJECT = re.compile(r"undeliver|unzustellbar|returned mail|failure|failed|delivery (?:status|report|error)|"
-                              r"not delivered|could not be delivered|mail system error|non remis|nicht zugestellt|エラー|不達",
-                              re.IGNORECASE)
+                              r"not delivered|could not be delivered|mail system error|non remis|nicht zugestellt|"
+                              r"エラー|不達", re.IGNORECASE)
 """A report of a mail system, by its sender or subject: only such a mail, when its shape is
 unknown, may tell of a failure without a server's answer in it."""
 _JSON_NOTIFICATION = re.compile(rb'\A\s*\{.*?(?:notificationType|eventType|"Type"\s*:\s*"Notification")', re.DOTALL)

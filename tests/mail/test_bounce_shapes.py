@@ -82,8 +82,8 @@ def test_each_bounce_of_the_corpus_reads_as_what_it_is(name):
 
 
 @pytest.mark.parametrize(("status", "diagnostic", "action", "reason"), [
-    ("5.1.1", "550 5.1.1 <ben@example.net>: Recipient address rejected: User unknown in relay recipient table", "failed",
-     Reason.USER_UNKNOWN),
+    ("5.1.1", "550 5.1.1 <ben@example.net>: Recipient address rejected: User unknown in relay recipient table",
+     "failed", Reason.USER_UNKNOWN),
     ("5.1.1", "552 5.2.2 Over quota", "failed", Reason.MAILBOX_FULL),  # the words, not the DSN's wrong status
     ("5.7.1", "554 5.7.1 Service unavailable; Client host [203.0.113.25] blocked using zen.spamhaus.org", "failed",
      Reason.BLOCKED),

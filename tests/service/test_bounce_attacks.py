@@ -19,13 +19,16 @@ from pbem.store.game_records import MatchStatus
 from pbem.store.mail_records import InboundMail
 
 
+UNKNOWN = "the receiving mail server says this address does not exist"
+
+
 @pytest.mark.parametrize(("sample", "reason"), [
-    ("qmail", "the receiving mail server says this address does not exist (the mail server answered \"Sorry, no mailbox here by that name. (#5.1.1)\")"),
-    ("yahoo", "the receiving mail server says this address does not exist (the mail server answered \"554: delivery error: dd This user doesn't have a "
-              "yahoo.com account"),
-    ("dsn-forwarded", "the receiving mail server says this address does not exist (the mail server answered \"550 5.1.1 mailbox disabled\")"),
-    ("dsn-to-service", f"the receiving mail server says this address does not exist (the mail server answered \"550 5.1.1 <{NOBODY}>: user unknown\")"),
-    ("dsn-no-diagnostic", "the receiving mail server says this address does not exist. The invitation is withdrawn"),
+    ("qmail", f"{UNKNOWN} (the mail server answered \"Sorry, no mailbox here by that name. (#5.1.1)\")"),
+    ("yahoo", f"{UNKNOWN} (the mail server answered \"554: delivery error: dd This user doesn't have a yahoo.com "
+              "account"),
+    ("dsn-forwarded", f"{UNKNOWN} (the mail server answered \"550 5.1.1 mailbox disabled\")"),
+    ("dsn-to-service", f"{UNKNOWN} (the mail server answered \"550 5.1.1 <{NOBODY}>: user unknown\")"),
+    ("dsn-no-diagnostic", f"{UNKNOWN}. The invitation is withdrawn"),
 ])
 def test_the_inviter_is_told_the_reason_whatever_shape_the_bounce_has(office, anna, sample, reason):
     invitation = invite_nobody(office, anna)
@@ -127,7 +130,7 @@ def test_the_inviter_is_not_told_where_the_invitee_forwards_his_mail(office, ann
     (told,) = deliver_raw(office, raw)
     prose = " ".join(prose_of(told).split())
     assert "bne.private@elsewhere.example" not in told.as_string()
-    assert f"Your invitation to {NOBODY} could not be delivered: the receiving mail server says this address does not exist (the mail server answered " \
+    assert f"Your invitation to {NOBODY} could not be delivered: {UNKNOWN} (the mail server answered " \
            "\"550 5.1.1 <…>: mailbox disabled\")" in prose, prose
 
 

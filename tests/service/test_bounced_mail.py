@@ -80,7 +80,8 @@ def test_a_bounced_invitation_is_withdrawn_and_its_inviter_told_which_address_fa
     (told,) = sent
     assert recipient(told) == anna.address
     prose = prose_of(told)
-    assert f"Your invitation to {NOBODY} could not be delivered: the receiving mail server says this address does not exist (the mail server answered" in prose, prose
+    assert f"Your invitation to {NOBODY} could not be delivered: the receiving mail server says this address does " \
+           "not exist (the mail server answered" in prose, prose
     assert "5.1.1" in prose or "5.1.10" in prose
     assert "The invitation is withdrawn" in prose
     assert told["In-Reply-To"] is not None and str(told["Auto-Submitted"]) == "auto-replied"
