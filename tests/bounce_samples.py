@@ -53,6 +53,7 @@ CORPUS: dict[str, Sample] = {
     "postfix-relayed": Sample("Postfix", None),
     "sendmail": Sample("Sendmail", Reason.USER_UNKNOWN),
     "sendmail-v5": Sample("Sendmail V5", Reason.USER_UNKNOWN),
+    "sendmail-warning": Sample("Sendmail", Reason.DELAYED),
     "exim": Sample("Exim", Reason.USER_UNKNOWN),
     "exim-mailbox-full": Sample("Exim", Reason.MAILBOX_FULL),
     "exim-expired": Sample("Exim", Reason.EXPIRED),

@@ -122,8 +122,11 @@ _SUBJECTS: dict[str, Reason] = {
 _REPLY_CODES: dict[str, Reason] = {"552": Reason.MAILBOX_FULL}
 """Bare SMTP reply codes with a meaning of their own (RFC 5321); another 5xx is a rejection."""
 
-_DELAY_WORDS = _words(r"\bdelayed\b", r"not yet been delivered", r"will (?:continue|keep) (?:trying|to try)",
-                      r"still trying", r"will (?:retry|try again)", r"this is a warning", r"no action is required")
+_WARNING_WORDS = _words(r"not yet been delivered", r"will (?:continue|keep) (?:trying|to try)",
+                        r"still (?:being )?(?:trying|retried)", r"will (?:retry|try again)", r"this is a warning",
+                        r"warning message only", r"no action is required", r"do not need to resend")
+"""The words only a delay warning writes: they hold even where a detector took it for a failure."""
+_DELAY_WORDS = _words(r"\bdelayed\b", _WARNING_WORDS.pattern)
 """The words of a delay warning, in a bounce that has no DSN fields."""
 
 
@@ -152,9 +155,10 @@ def classify(status: str, diagnostic: str, action: str = "", final: bool = True)
     return reason
 
 
-def delay_warning(text: str) -> bool:
-    """Whether a bounce without DSN fields reads as a warning that delivery is still being tried."""
-    return bool(_DELAY_WORDS.search(text))
+def delay_warning(text: str, strictly: bool = False) -> bool:
+    """Whether a bounce without DSN fields reads as a warning that delivery is still being tried;
+    ``strictly``: in words no returned mail uses ("delayed" alone may tell why it expired)."""
+    return bool((_WARNING_WORDS if strictly else _DELAY_WORDS).search(text))
 
 
 def _by_words(table: tuple[tuple[re.Pattern[str], Reason], ...], text: str) -> Reason | None:

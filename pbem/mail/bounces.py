@@ -142,7 +142,8 @@ def read_bounce(raw: bytes, service_address: str) -> Bounce | None:
     fields = {**_dsn_text_fields(text), **_dsn_fields(message)}
     found: dict[str, bool] = {}  # address: returned for good (else a delay warning)
     warning = delay_warning(text)  # flufl.bounce's "temporary" also holds mails returned after 4.x.x
-    for addresses, is_permanent in ((permanent, True), (temporary - permanent, not warning)):
+    for addresses, is_permanent in ((permanent, not delay_warning(text, strictly=True)),
+                                    (temporary - permanent, not warning)):
         for encoded in sorted(addresses):
             found.setdefault(encoded.decode("ascii", "replace").strip().strip("<>").lower(), is_permanent)
     for block in {id(reason): reason for reason in fields.values()}.values():  # one address of each recipient
