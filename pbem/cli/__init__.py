@@ -90,7 +90,8 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("game", type=int, metavar="GAME", help="the match id (see pbem games)")
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of to stdout")
     for name, text in (
-        ("status", "mail that needs the operator: failing or given-up answers, shunted mails; exit 1 if any"),
+        ("status", "mail that needs the operator: failing or given-up answers, shunted mails, domains "
+                   "refusing the service's mail; exit 1 if any"),
         ("games", "list games and matches, newest first, a page at a time: players, format, score, status, "
                   "whose turn"),
         ("players", "list every player: ratings, experience, vacation days this year"),

@@ -122,7 +122,8 @@ def format_listing(entries: Iterable[OutboxEntry]) -> str:
 
 
 def format_mail(entry: OutboxEntry) -> str:
-    headers = "".join(f"{name}: {entry.message[name]}\n" for name in ("From", "To", "Reply-To", "Date", "Subject")
+    headers = "".join(f"{name}: {entry.message[name]}\n"
+                      for name in ("Return-Path", "From", "To", "Reply-To", "Date", "Subject")
                       if entry.message[name] is not None)
     return f"{headers}File: {entry.path}\n\n{original_text(entry.message)}"
 

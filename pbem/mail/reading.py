@@ -48,7 +48,7 @@ from lxml import html as lxml_html
 from mailparser_reply.constants import GENERIC_MAIL_SEPARATOR, MAIL_LANGUAGES
 from mailparser_reply.parser import EmailMessage as ReplyParser
 
-from pbem.addresses import is_machine_address, is_plain_address
+from pbem.addresses import BOUNCE_PREFIX, is_machine_address, is_plain_address
 from pbem.names import holds_address
 from pbem.mail.policy import MAIL_POLICY
 from pbem.mail import authentication
@@ -278,7 +278,12 @@ def read_mail(raw: bytes, service_address: str | ReadingContext) -> IncomingMail
     except _EMAIL_PACKAGE_ERRORS as error:
         raise UnreadableMail(f"the MIME structure cannot be read ({type(error).__name__})") from None
     _check_fields(message)
-    sender_name, sender = _sender(message)
+    try:
+        sender_name, sender = _sender(message)
+    except UnreadableMail:
+        if not _sent_to_bounce_address(message, context.service_address):
+            raise
+        sender_name, sender = "", ""  # a bounce, whatever its From (``<>``, ``MAILER-DAEMON``): never answered
     references = _message_ids(message, "References")[-MAX_REFERENCES:]
     in_reply_to = next(iter(_message_ids(message, "In-Reply-To")), None)
     answered = list(dict.fromkeys(([in_reply_to] if in_reply_to else []) + references[::-1]))
@@ -460,8 +465,22 @@ def _reply_tokens(message: Message, service_address: str, answered: list[str]) -
     return list(dict.fromkeys(candidates))
 
 
+BOUNCE_RECIPIENT_HEADERS = ("To", "Delivered-To", "X-Original-To", "Envelope-To", "X-Envelope-To", "Cc")
+"""Where a bounce address stands: the header the bouncing server wrote, or one our own server adds."""
+
+
+def _sent_to_bounce_address(message: Message, service_address: str) -> bool:
+    """Whether the mail came to one of the service's VERP bounce addresses."""
+    local, _, domain = service_address.lower().rpartition("@")
+    pattern = re.compile(rf"(?<![\w.+-]){re.escape(local)}\+{BOUNCE_PREFIX}{TOKEN_PATTERN}@{re.escape(domain)}",
+                         re.IGNORECASE)
+    return any(pattern.search(value) for name in BOUNCE_RECIPIENT_HEADERS for value in _raw_headers(message, name))
+
+
 def _why_automatic(message: Message, sender: str, service_address: str) -> str | None:
     """The first sign that a machine sent this mail (RFC 3834 and common practice), if any."""
+    if not sender:
+        return "sent to a bounce address, with no readable From"
     auto_submitted = _raw_header(message, "Auto-Submitted").strip().lower()
     if auto_submitted and auto_submitted.split(";")[0].strip() != "no":
         return f"Auto-Submitted: {auto_submitted[:100]}"

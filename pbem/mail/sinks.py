@@ -1,7 +1,8 @@
 """Where outgoing mail goes: a small async interface and its local Maildir implementation.
 
 SMTP (`pbem.mail.smtp`) plugs in behind the same two methods. A sink may be asked to send a mail again after a crash,
-so the Maildir sink names each file after the Message-ID: a resend replaces, never duplicates.
+so the Maildir sink names each file after the Message-ID: a resend replaces, never duplicates.  As a delivering mail
+server does, it writes the envelope sender as ``Return-Path:`` on top, so an operator sees each mail's VERP address.
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ class MaildirSink:
     async def send(self, raw: bytes, sender: str, recipients: list[str]) -> None:
         name = outbox_file_name(message_id_of(raw))
         temporary = self.path / "tmp" / name
+        line_end = b"\r\n" if raw[:raw.find(b"\n") + 1].endswith(b"\r\n") else b"\n"
         with open(temporary, "wb") as file:
-            file.write(raw)
+            file.write(b"Return-Path: <" + sender.encode("ascii", "replace") + b">" + line_end + raw)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, self.path / "new" / name)

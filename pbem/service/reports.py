@@ -18,6 +18,7 @@ from pbem.rules import matfile
 from pbem.rules.game import Phase
 from pbem.rules.prizes import Prize, PrizeKind
 from pbem.rules.scoring import Format, MatchRules, Score
+from pbem.mail.bounce_reasons import SERVICE_SIDE
 from pbem.service import clocks
 from pbem.service.tables import Table
 from pbem.store.attempts import FileJournal
@@ -32,6 +33,9 @@ from pbem.store.mail_records import (SUPERSEDED, DeliveryFailure, InboundMail, I
 EXIT_NEEDS_OPERATOR = 1
 NEXT_ALARMS = 5
 FAILURES_SHOWN_FOR = timedelta(days=7)
+REFUSALS_ALERT_FOR = timedelta(days=3)
+"""How long a receiving server's refusal of the service keeps ``pbem status`` failing: long
+enough to be seen after a weekend, short enough to clear once the cause is fixed."""
 FAILURES_LISTED = 20
 """Clock alarms (reminders, timeouts) ``pbem status`` shows, the soonest first."""
 
@@ -224,7 +228,8 @@ def write_table(rows: list[list[str]], out: TextIO) -> None:
 def status_report(session: Session, out: TextIO, config: Config) -> int:
     """``pbem status``: what of the mail needs the operator — answers failing or given up,
     incoming mails shunted or interrupted by a crash — and the schema version; returns the exit
-    status, EXIT_NEEDS_OPERATOR when a mail was given up or shunted."""
+    status, EXIT_NEEDS_OPERATOR when a mail was given up or shunted, or a receiving domain
+    refused the service's mail lately."""
     print(f"schema revision: {schema_revision(session.connection())} (this program: {head_revision()})", file=out)
     stopped = session.exec(select(OutboundGivenUp, OutboundMail)
                            .join(OutboundMail, col(OutboundMail.id) == OutboundGivenUp.outbound_id)
@@ -253,6 +258,7 @@ def status_report(session: Session, out: TextIO, config: Config) -> int:
         print(f"  interrupted {attempt.message_id}: started {attempt.starts} time(s), last at "
               f"{attempt.last_start:%Y-%m-%d %H:%M} UTC", file=out)
     _delivery_failures(session, config, out)
+    refusing = _refusing_domains(session, out)
     tournament_lines, stuck = running_tournaments(session)
     print(f"tournaments: {sum(not line.startswith(' ') for line in tournament_lines)} running, "
           f"{stuck} pairing(s) stuck", file=out)
@@ -270,7 +276,7 @@ def status_report(session: Session, out: TextIO, config: Config) -> int:
               file=out)
     for job in reviews_given_up:
         print(f"  given up: match {job.match_id}, game {job.game_number}: {job.error}", file=out)
-    return EXIT_NEEDS_OPERATOR if given_up or shunted or stuck else 0
+    return EXIT_NEEDS_OPERATOR if given_up or shunted or stuck or refusing else 0
 
 
 def _delivery_failures(session: Session, config: Config, out: TextIO) -> None:
@@ -287,7 +293,27 @@ def _delivery_failures(session: Session, config: Config, out: TextIO) -> None:
           f"{len(stopped)} address(es) get no mail", file=out)
     for failure in failures[:FAILURES_LISTED]:
         game = f" (match {failure.match_id})" if failure.match_id is not None else ""
-        print(f"  {'failed' if failure.permanent else 'delayed'} {failure.address}{game} at "
+        kind = (failure.reason or "failed") if failure.permanent else "delayed"
+        print(f"  {kind} {failure.address}{game} at "
               f"{failure.reported_at:%Y-%m-%d %H:%M} UTC: {failure.status} {failure.diagnostic}".rstrip(), file=out)
     for player in stopped:
         print(f"  no mail to {player.address}: {player.bounces} bounces since it last wrote", file=out)
+
+
+def _refusing_domains(session: Session, out: TextIO) -> int:
+    """The receiving domains that refused the service itself (a block list, reputation, SPF or
+    DKIM, policy, spam) in the last REFUSALS_ALERT_FOR: the operator must act, not the players.
+    Returns how many."""
+    since = utc_now() - REFUSALS_ALERT_FOR
+    refusals = session.exec(select(DeliveryFailure).where(
+        col(DeliveryFailure.reported_at) > since, col(DeliveryFailure.reason).in_(sorted(SERVICE_SIDE)))
+        .order_by(col(DeliveryFailure.reported_at).desc())).all()
+    by_domain: dict[str, list[DeliveryFailure]] = {}
+    for failure in refusals:
+        by_domain.setdefault(failure.address.rpartition("@")[2], []).append(failure)
+    print(f"refused by receiving servers in {REFUSALS_ALERT_FOR.days} days: {len(by_domain)} domain(s)", file=out)
+    for domain, failures in sorted(by_domain.items()):
+        last = failures[0]
+        print(f"  {domain} refuses the service's mail ({last.reason}), {len(failures)} time(s), last at "
+              f"{last.reported_at:%Y-%m-%d %H:%M} UTC: {last.status} {last.diagnostic}".rstrip(), file=out)
+    return len(by_domain)

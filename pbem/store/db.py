@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records", "pbem.store.ledger", "pbem.store.watching")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-HEAD_REVISION = "0022"
+HEAD_REVISION = "0023"
 ALEMBIC_VERSION_TABLE = "alembic_version"
 LEGACY_VERSION_TABLE = "schema_version"
 """Where pbem before migrations recorded its schema version (2)."""

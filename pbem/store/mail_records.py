@@ -139,6 +139,8 @@ class DeliveryFailure(SQLModel, table=True):
     permanent: bool
     status: str = Field(sa_type=Text, default="")
     diagnostic: str = Field(sa_type=Text, default="")
+    reason: str = Field(sa_type=Text, default="")
+    """The reason class (``pbem.mail.bounce_reasons.Reason``); empty for a failure recorded before it."""
     outbound_id: int | None = Field(default=None, index=True)
     match_id: int | None = Field(default=None, index=True)
     reported_at: datetime = Field(sa_type=UTCDateTime, index=True)

@@ -123,7 +123,7 @@ def test_send_and_outbox_commands(config, config_file, capsys):
                for to, subject in (("alice@example.org", "one"), ("bob@example.org", "two"),
                                    ("alice@example.org", "three"))]
     for answer in answers:
-        asyncio.run(MaildirSink(config.outbox_dir).send(answer.as_bytes(), "backgammon@localhost", []))
+        asyncio.run(MaildirSink(config.outbox_dir).send(answer.as_bytes(), "backgammon+bounce-x@localhost", []))
         time.sleep(0.01)
     assert [e.message["Subject"] for e in list_outbox(config.outbox_dir, "Alice@Example.org")] == ["one", "three"]
 
@@ -135,6 +135,7 @@ def test_send_and_outbox_commands(config, config_file, capsys):
     assert main(["outbox", "--config", str(config_file), "--to", "alice@example.org", "--last"]) == 0
     latest = capsys.readouterr().out
     assert "Subject: three" in latest and "text of three" in latest
+    assert "Return-Path: <backgammon+bounce-x@localhost>" in latest  # the envelope sender, as a mail server writes it
 
     [latest_path] = [e.path for e in list_outbox(config.outbox_dir) if e.message["Subject"] == "three"]
     assert main(["send", "--config", str(config_file), "--from", "alice@example.org",

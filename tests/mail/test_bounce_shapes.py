@@ -1,13 +1,17 @@
 """Bounces in shapes the first samples lack (review of issue 21): qmail and Yahoo's plain-text
 bounces, a DSN with several recipients, one whose Original-Recipient differs from its
 Final-Recipient (a forwarded address), one without Diagnostic-Code, one sent to the service's
-own address that names our mail only by the Message-ID in its returned header."""
+own address that names our mail only by the Message-ID in its returned header; and (issue 35)
+the corpus of every MTA family and reason, read in one table."""
 
 from __future__ import annotations
 
-import pytest
-from bounce_samples import bounce_sample
+import time
 
+import pytest
+from bounce_samples import CORPUS, bounce_sample
+
+from pbem.mail.bounce_reasons import Reason, classify, readable
 from pbem.mail.bounces import read_bounce, sent_to_bounce_address
 
 TAG = "abcdefghijklmnopqrstuvwxyz"
@@ -61,3 +65,60 @@ def test_a_bounce_to_the_service_address_names_our_mail_by_its_returned_header_a
     assert not sent_to_bounce_address(raw, SERVICE)
     bounce = read_bounce(raw, SERVICE)
     assert bounce is not None and bounce.tags == () and bounce.original_message_ids == (MESSAGE_ID,)
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_each_bounce_of_the_corpus_reads_as_what_it_is(name):
+    """The corpus of every MTA family and reason (issue 35), classified in one table: the
+    failure of the invitee with its reason, a complaint, or nothing at all."""
+    sample = CORPUS[name]
+    bounce = read_bounce(bounce_sample(name, TAG, BEN, MESSAGE_ID), SERVICE)
+    reasons = [] if bounce is None else [failure.reason for failure in bounce.failures if failure.address == BEN]
+    assert reasons == ([] if sample.reason is None else [sample.reason]), (sample.family, bounce)
+    assert (bounce is not None and bounce.complaints == (BEN,)) is sample.complaint
+    if bounce is not None:  # a failure is about the very recipient, never a stranger the text names
+        assert {failure.address for failure in bounce.failures} <= {BEN, "carla@example.org", "dora@example.org"}
+        assert all(failure.permanent is (failure.reason is not Reason.DELAYED) for failure in bounce.failures)
+
+
+@pytest.mark.parametrize(("status", "diagnostic", "action", "reason"), [
+    ("5.1.1", "550 5.1.1 <ben@example.net>: Recipient address rejected: User unknown in relay recipient table",
+     "failed", Reason.USER_UNKNOWN),
+    ("5.1.1", "552 5.2.2 Over quota", "failed", Reason.MAILBOX_FULL),  # the words, not the DSN's wrong status
+    ("5.7.1", "554 5.7.1 Service unavailable; Client host [203.0.113.25] blocked using zen.spamhaus.org", "failed",
+     Reason.BLOCKED),
+    ("5.4.1", "550 5.4.1 Recipient address rejected: Access denied. AS(201806281)", "failed", Reason.USER_UNKNOWN),
+    ("5.1.0", "550 5.1.0 <bounce@pbem.test> sender rejected. AUP#CDRBL", "failed", Reason.POLICY),
+    ("", "550 Requested action not taken: mailbox unavailable", "", Reason.USER_UNKNOWN),
+    ("", "550 Unroutable sender address", "", Reason.POLICY),
+    ("", "421 4.7.0 [TSS04] Messages from 203.0.113.25 temporarily deferred", "failed", Reason.BLOCKED),
+    ("4.1.1", "450 4.1.1 <ben@example.net>: Recipient address rejected: unverified address", "failed", Reason.EXPIRED),
+    ("5.4.7", "", "failed", Reason.EXPIRED),
+    ("5.0.0", "550 :", "failed", Reason.REJECTED),
+    ("", "", "", Reason.REJECTED),
+    ("4.4.1", "connect to mx.example.net: Connection timed out", "delayed", Reason.DELAYED),
+    ("2.0.0", "250 2.0.0 OK", "delivered", Reason.NOT_A_FAILURE),
+    ("", "smtp; 250 2.6.0 Message received", "relayed", Reason.NOT_A_FAILURE),
+])
+def test_a_failure_is_classified_by_its_words_then_its_status_then_its_reply_code(status, diagnostic, action, reason):
+    assert classify(status, diagnostic, action) is reason
+
+
+@pytest.mark.parametrize(("diagnostic", "quoted"), [
+    ("550 5.1.1 <ben@example.net>: user unknown", True), ("Sorry, no mailbox here by that name. (#5.1.1)", True),
+    ("550 :", False), ("77", False), ("smtp; 550 5.0.0", False), ("", False)])
+def test_only_a_readable_answer_is_quoted(diagnostic, quoted):
+    assert readable(diagnostic) is quoted
+
+
+@pytest.mark.parametrize("body", [
+    b"a." * 1_000_000,  # a search for addresses from every position took 16 s
+    b"ben@example.net " + b"a" * 30_000 + b" bb\n",  # a reason beside the address that is no label
+    b"ben@example.net\n" + b"x@example.net 550 5.1.1 " * 20_000,
+    b"Final-Recipient: rfc822; a@b.example\nAction: failed\n" * 20_000,
+], ids=["dots", "long-word", "addresses", "dsn-fields"])
+def test_a_hostile_mail_to_the_bounce_address_is_read_in_bounded_time(body):
+    raw = (b"From: MAILER-DAEMON\nTo: games+bounce-" + TAG.encode() + b"@pbem.test\nSubject: Undelivered\n\n" + body)
+    started = time.perf_counter()
+    read_bounce(raw, SERVICE)
+    assert time.perf_counter() - started < 3  # well under a second here; generous for a busy machine

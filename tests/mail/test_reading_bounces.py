@@ -16,7 +16,7 @@ SERVICE = "games@pbem.test"
 REASONS = {
     "postfix": ("5.1.1", "550 5.1.1 <ben@example.net>: Recipient address rejected: User unknown in virtual "
                          "mailbox table"),
-    "exim": ("", "550 5.1.1 <ben@example.net>: mailbox unavailable"),
+    "exim": ("5.1.1", "550 5.1.1 <ben@example.net>: mailbox unavailable"),  # the status read from the answer
     "exchange": ("5.1.10", "550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup"),
     "gmail": ("5.1.1", "550-5.1.1 The email account that you tried to reach does not exist. Please try "
                        "double-checking the recipient's email address for typos or unnecessary spaces. "

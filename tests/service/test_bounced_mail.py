@@ -13,7 +13,7 @@ from email.message import EmailMessage
 from functools import partial
 
 import pytest
-from bounce_samples import PERMANENT, bounce_sample
+from bounce_samples import CORPUS, PERMANENT, bounce_sample
 from post_office import Player, PostOffice, prose_of, recipient, text_of
 from sqlmodel import Session, select
 
@@ -80,7 +80,8 @@ def test_a_bounced_invitation_is_withdrawn_and_its_inviter_told_which_address_fa
     (told,) = sent
     assert recipient(told) == anna.address
     prose = prose_of(told)
-    assert f"Your invitation to {NOBODY} could not be delivered: the mail server answered" in prose, prose
+    assert f"Your invitation to {NOBODY} could not be delivered: the receiving mail server says this address does " \
+           "not exist (the mail server answered" in prose, prose
     assert "5.1.1" in prose or "5.1.10" in prose
     assert "The invitation is withdrawn" in prose
     assert told["In-Reply-To"] is not None and str(told["Auto-Submitted"]) == "auto-replied"
@@ -97,15 +98,17 @@ def test_the_inviter_is_told_in_their_language(office):
     (invitation,) = [mail for mail in sent if recipient(mail) == NOBODY]
     (told,) = bounce(office, invitation, "exim")
     prose = prose_of(told)
-    assert f"Ihre Einladung an {NOBODY} konnte nicht zugestellt werden: Der Mailserver antwortete „550 5.1.1" in prose
+    assert f"Ihre Einladung an {NOBODY} konnte nicht zugestellt werden: Der empfangende Mailserver meldet, dass es " \
+           "diese Adresse nicht gibt (der Mailserver antwortete „550 5.1.1" in prose
     assert "Die Einladung ist zurückgezogen" in prose
 
 
-def test_a_delay_is_recorded_but_neither_counted_nor_told(office, anna):
+@pytest.mark.parametrize(("sample", "status"), [("postfix-delayed", "4.4.1"), ("sendmail-warning", "")])
+def test_a_delay_is_recorded_but_neither_counted_nor_told(office, anna, sample, status):
     invitation = invite_nobody(office, anna)
-    assert bounce(office, invitation, "postfix-delayed") == []
+    assert bounce(office, invitation, sample) == []
     (failure,) = failures(office)
-    assert not failure.permanent and failure.status == "4.4.1"
+    assert not failure.permanent and failure.status == status and failure.reason == "delayed"
     assert bounces_of(office, NOBODY) == 0
     assert office.table().status is MatchStatus.INVITED
 
@@ -194,7 +197,7 @@ def test_the_games_page_and_pbem_status_show_a_game_mail_that_bounced(accepted_g
         status_report(session, out, office.config)
     report = out.getvalue()
     assert "bounces in 7 days: 1 permanent, 0 delayed; 0 address(es) get no mail" in report
-    assert f"failed {ben.address} (match {table.id})" in report and "5.1.1" in report
+    assert f"user_unknown {ben.address} (match {table.id})" in report and "5.1.1" in report
 
 
 def test_a_bounce_is_never_answered(office, anna):
@@ -206,3 +209,101 @@ def test_a_bounce_is_never_answered(office, anna):
     with Session(office.engine) as session:
         (row,) = session.exec(select(InboundMail).where(InboundMail.sender.like("mailer-daemon%"))).all()
     assert row.reason.startswith("bounce of ")
+
+
+@pytest.mark.parametrize("sender", ["", "<>", "MAILER-DAEMON", "Mail Delivery Subsystem <MAILER-DAEMON>",
+                                    "MAILER-DAEMON <>"])
+def test_a_mail_to_a_bounce_address_is_read_as_a_bounce_whatever_its_from(office, anna, sender):
+    """Issue 35: DragonFly, Barracuda and plain Sendmail write a From with no address in it; a
+    mail to a bounce address is a bounce candidate all the same, never refused as unreadable."""
+    invitation = invite_nobody(office, anna)
+    row = outbound_of(office, invitation)
+    raw = bounce_sample("dragonfly", row.bounce_tag, NOBODY, str(invitation["Message-ID"]),
+                        office.config.service.address)
+    raw = raw.replace(b"From: MAILER-DAEMON\n", f"From: {sender}\n".encode() if sender else b"")
+    (told,) = deliver_raw(office, raw)
+    assert recipient(told) == anna.address and "The invitation is withdrawn" in prose_of(told)
+    assert office.table().status is MatchStatus.DECLINED and bounces_of(office, NOBODY) == 1
+    with Session(office.engine) as session:
+        (inbound,) = session.exec(select(InboundMail).where(InboundMail.reason.like("bounce of %"))).all()
+    assert inbound.sender == ""
+
+
+def status_of(office: PostOffice) -> tuple[int, str]:
+    out = io.StringIO()
+    with Session(office.engine) as session:
+        code = status_report(session, out, office.config)
+    return code, out.getvalue()
+
+
+@pytest.mark.parametrize(("sample", "why"), [
+    ("postfix-spamhaus", "the receiving mail server refuses mail from this service's mail server"),
+    ("gmail-dmarc", "the receiving mail server could not verify that it came from this service"),
+    ("gmail-spam", "the receiving mail server took it for unwanted mail"),
+])
+def test_a_refusal_of_the_service_is_not_charged_to_the_invitee_and_alerts_the_operator(office, anna, sample, why,
+                                                                                      caplog):
+    assert status_of(office)[0] == 0
+    invitation = invite_nobody(office, anna)
+    with caplog.at_level("WARNING", logger="pbem.service.bounces"):
+        (told,) = bounce(office, invitation, sample)
+        second = anna.write_confirmed("invite bne2@example.net")
+        bounce(office, next(mail for mail in second if recipient(mail) == "bne2@example.net"), sample,
+               address="bne2@example.net")
+    prose = prose_of(told)
+    assert f"Your invitation to {NOBODY} could not be delivered: {why}" in prose, prose
+    assert "this is a problem on the service's side, not of the address, and its operator has been told" in prose
+    assert "check the address" not in prose
+    assert office.table().status is MatchStatus.DECLINED  # it did not arrive: withdrawn all the same
+    assert bounces_of(office, NOBODY) == 0 and bounces_of(office, "bne2@example.net") == 0
+    alerts = [record.getMessage() for record in caplog.records if "refused on the service's side" in record.message]
+    assert len(alerts) == 1 and alerts[0].startswith("mail to example.net refused")  # once per domain and day
+    code, report = status_of(office)
+    assert code == 1
+    assert "refused by receiving servers in 3 days: 1 domain(s)" in report
+    (line,) = [line for line in report.splitlines() if "refuses the service's mail" in line]
+    assert line.startswith(f"  example.net refuses the service's mail ({CORPUS[sample].reason}), 2 time(s)"), line
+
+
+@pytest.mark.parametrize("sample", ["exim-mailbox-full", "gmail-over-quota", "exim-expired", "postfix-expired-4xx",
+                                    "kddi", "yahoo-deferred"])
+def test_a_soft_failure_tells_the_inviter_to_try_later_and_counts_against_nobody(office, anna, sample):
+    invitation = invite_nobody(office, anna)
+    (told,) = bounce(office, invitation, sample)
+    prose = prose_of(told)
+    assert "The invitation is withdrawn" in prose and "You may invite again later" in prose.replace("you may", "You may")
+    assert "check the address" not in prose
+    assert bounces_of(office, NOBODY) == 0
+    (failure,) = failures(office)
+    assert failure.permanent and failure.reason == CORPUS[sample].reason
+
+
+@pytest.mark.parametrize("sample", ["postfix-relayed", "amazonses-json", "auto-reply", "vacation-plain"])
+def test_what_is_no_bounce_changes_nothing(office, anna, sample):
+    invitation = invite_nobody(office, anna)
+    before = office.snapshot()
+    assert bounce(office, invitation, sample) == []
+    assert failures(office) == [] and bounces_of(office, NOBODY) == 0 and office.snapshot() == before
+    assert office.table().status is MatchStatus.INVITED
+
+
+def test_an_abuse_report_stops_invitations_to_the_complaining_address(office, anna, caplog):
+    """An ARF report (RFC 5965) about the invitation: as if its recipient had written ``stop``."""
+    invitation = invite_nobody(office, anna)
+    with caplog.at_level("WARNING", logger="pbem.service.bounces"):
+        assert bounce(office, invitation, "arf") == []  # sent to the service's address, never answered
+    with Session(office.engine) as session:
+        row = session.exec(select(PlayerRow).where(PlayerRow.address == NOBODY)).one()
+    assert row.refuses_invitations and row.bounces == 0
+    assert any(f"abuse report: {NOBODY} reported" in record.getMessage() for record in caplog.records)
+    (answer,) = anna.write_confirmed(f"invite {NOBODY}")
+    assert f"{NOBODY} does not wish to receive invitations, so none was sent." in prose_of(answer)
+
+
+def test_a_server_answer_that_is_no_sentence_is_not_quoted(office, anna):
+    invitation = invite_nobody(office, anna)
+    (told,) = bounce(office, invitation, "postfix-unreadable-answer")
+    prose = prose_of(told)
+    assert f"{NOBODY} could not be delivered: the receiving mail server refused it. The invitation is withdrawn; " \
+           "please check the address; if it is right, you may invite again later." in prose, prose
+    assert "550 :" not in prose and bounces_of(office, NOBODY) == 0
