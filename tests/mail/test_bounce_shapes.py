@@ -122,3 +122,17 @@ def test_a_hostile_mail_to_the_bounce_address_is_read_in_bounded_time(body):
     started = time.perf_counter()
     read_bounce(raw, SERVICE)
     assert time.perf_counter() - started < 3  # well under a second here; generous for a busy machine
+
+
+def test_the_detectors_read_only_the_top_of_a_large_bounce(monkeypatch):
+    """A bounce's failures stand at its top; ``flufl.bounce`` is given only that much of a large
+    one (it took seconds on 2 MB of short lines), and the failure is still found."""
+    import pbem.mail.bounces as bounces
+
+    given: list[int] = []
+    detect = bounces.all_failures
+    monkeypatch.setattr(bounces, "all_failures", lambda message: given.append(len(message.as_bytes())) or detect(message))
+    raw = bounce_sample("postfix", TAG, BEN, MESSAGE_ID) + b"\n" + b"a@b.c\n" * 300_000
+    bounce = read_bounce(raw, SERVICE)
+    assert bounce is not None and [failure.address for failure in bounce.failures] == [BEN]
+    assert len(given) == 1 and given[0] <= bounces.DETECTOR_BYTES + 1024 < len(raw)
