@@ -420,8 +420,10 @@ def main() -> int:
     options = parser.parse_args()
     if options.small:
         options.players = 8
+    elif options.players < 16:
+        parser.error("--players: at least 16 (a knockout of 16 is played), or --small")
     with tempfile.TemporaryDirectory(prefix="pbem-population-") as temporary:
-        population = Population(Path(temporary), max(options.players, 8), options.seed)
+        population = Population(Path(temporary), options.players, options.seed)
         cast(population, options.small)
         started, clock_start = time.perf_counter(), population.clock.now
         steps = population.run()
