@@ -420,8 +420,10 @@ def main() -> int:
     options = parser.parse_args()
     if options.small:
         options.players = 8
+    elif options.players < 16:
+        parser.error("--players: at least 16 (a knockout of 16 is played), or --small")
     with tempfile.TemporaryDirectory(prefix="pbem-population-") as temporary:
-        population = Population(Path(temporary), max(options.players, 8), options.seed)
+        population = Population(Path(temporary), options.players, options.seed)
         cast(population, options.small)
         started, clock_start = time.perf_counter(), population.clock.now
         steps = population.run()
@@ -430,8 +432,11 @@ def main() -> int:
         checker.finish()
         for member in population.members:
             for plan in member.plans + [plan for plan in [member.in_flight] if plan]:
-                checker.flag("(c) a player could never write what they meant to", member.address, None,
-                             plan.written or "waiting for a line to copy (a join or watch line) that never came")
+                pending = member.confirmation is not None and str(member.confirmation["Message-ID"]) not in member.done
+                checker.flag("(c) a player could never write what they meant to", member.address, member.confirmation,
+                             f"{plan.written or plan.text() or 'waiting for a line to copy (a join or watch line)'}; "
+                             f"in flight: {member.in_flight.written if member.in_flight else 'nothing'}; "
+                             f"a confirmation unanswered: {pending}")
         with Session(population.office.engine) as session:
             matches = session.exec(select(MatchRecord.status)).all()
             tournaments = len(session.exec(select(TournamentRecord.id)).all())

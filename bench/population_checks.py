@@ -226,7 +226,8 @@ class Checker:
         seat, kind = calling
         if match_id_state(ids[1]).turn != seat and kind not in ("draw", "resign"):  # answered while the offerer may still move
             self.flag(f"(a) {what} calls to act a player not on turn", who, mail, describe(current))
-        if thread.call == ids:
+        reminder = re.search(r"^(?:Reminder|Erinnerung): ", text_of(mail), re.MULTILINE)  # the clock's, on purpose
+        if thread.call == ids and not reminder:
             self.flag(f"(d) {what}: a second call to act for the same turn", who, mail, describe(ids))
         thread.call = ids
 
@@ -271,7 +272,9 @@ class Checker:
                 tuple((m.id, m.status, m.game_number, repr(m.score), repr(m.game)) for m in session.exec(select(MatchRecord)).all()),
                 tuple((t.id, t.status) for t in session.exec(select(TournamentRecord)).all()),
                 tuple((ladder.id, tuple(ladder.standing)) for ladder in session.exec(select(Ladder)).all()),
-                tuple((p.id, p.language, p.vacation_until) for p in session.exec(select(Player)).all()),
+                # not the rows themselves: a refused first mail still makes its writer a player
+                tuple((p.id, p.language, p.vacation_until) for p in session.exec(select(Player)).all()
+                      if p.language or p.vacation_until),
                 session.exec(select(func.count()).select_from(TournamentEntry)).one(),
                 session.exec(select(func.count()).select_from(Watcher)).one()))
             confirmed = session.exec(select(func.count()).select_from(AccountConfirmation)
@@ -342,10 +345,10 @@ class Checker:
             by_kind[violation.kind].append(violation)
         lines = []
         for kind, found in sorted(by_kind.items()):
-            first = found[0]
             lines.append(f"  {len(found):4}  {kind}")
-            lines.append(f"        e.g. to {first.who}: {first.subject!r}")
-            if first.excerpt:
-                lines.append(f"        mail: {first.excerpt}")
-            lines.append(f"        state: {first.state}")
+            for example in found[:10 if kind.startswith("(c)") else 1]:  # what is stuck, each of it
+                lines.append(f"        e.g. to {example.who}: {example.subject!r}")
+                if example.excerpt:
+                    lines.append(f"        mail: {example.excerpt}")
+                lines.append(f"        state: {example.state}")
         return lines
