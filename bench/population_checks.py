@@ -224,7 +224,7 @@ class Checker:
         if calling is None:
             return
         seat, kind = calling
-        if match_id_state(ids[1]).turn != seat and kind not in ("draw", "resign"):  # answered while the offerer may still move
+        if match_id_state(ids[1]).turn != seat and kind != "draw":  # a draw offer is in no Match ID: the offerer may still move
             self.flag(f"(a) {what} calls to act a player not on turn", who, mail, describe(current))
         reminder = re.search(r"^(?:Reminder|Erinnerung): ", text_of(mail), re.MULTILINE)  # the clock's, on purpose
         if thread.call == ids and not reminder:

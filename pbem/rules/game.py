@@ -448,6 +448,11 @@ def match_id_state(game: Game) -> MatchIdState:
     else:
         state = GameState.OVER
     on_turn = game.to_act
+    resignation = 0
+    if game.resign_offer is not None and game.result is None and game.phase is not Phase.DOUBLE_OFFERED:
+        # as gnubg writes an offer to resign: its value, and the turn with the player who answers it
+        offerer, kind = game.resign_offer
+        on_turn, resignation = 1 - offerer, int(kind)
     return MatchIdState(
         cube_value=game.cube,
         cube_owner=game.cube_owner,
@@ -456,6 +461,7 @@ def match_id_state(game: Game) -> MatchIdState:
         game_state=state,
         turn=game.seat if on_turn is None else on_turn,
         double_offered=game.phase is Phase.DOUBLE_OFFERED,
+        resignation_offered=resignation,
         dice=game.dice or (0, 0),
         match_length=game.rules.length if game.rules.format is Format.MATCH else 0,
         score=game.score,

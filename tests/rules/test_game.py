@@ -322,6 +322,17 @@ def test_match_id_state_follows_gnubg_fields() -> None:
     assert g.match_id_state(over).game_state is GameState.DROPPED
 
 
+def test_an_offer_to_resign_is_in_the_match_id_as_gnubg_writes_it() -> None:
+    """gnubg, ``new match 3`` (player 1 rolled 5-4), then ``resign normal``: cIlyAAAAAAAE became
+    cKFyAAAAAAAE: the resignation's value set and the turn with the player who answers it."""
+    game = started(MatchRules(Format.MATCH, length=3), opening=(4, 5))
+    assert match_id(g.match_id_state(game)) == "cIlyAAAAAAAE"
+    offered = g.offer_resignation(game, 1, WinKind.SINGLE)
+    assert match_id(g.match_id_state(offered)) == "cKFyAAAAAAAE"
+    assert g.match_id_state(g.offer_resignation(game, 1, WinKind.BACKGAMMON)).resignation_offered == 3
+    assert match_id(g.match_id_state(g.reject_resignation(offered, 0))) == "cIlyAAAAAAAE"
+
+
 def random_game(seed: int, score: Score | None = None, resign: float = 0.005, draw: float = 0.0) -> Game:
     """A whole game with random dice, plays and cube actions; checks invariants on the way."""
     rng = random.Random(seed)

@@ -28,6 +28,7 @@ from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maild
 from pbem.mail.sinks import MaildirSink
 from pbem.mail.sources import MaildirSource
 from pbem.rules.game import ActionKind, Dice, Game
+from pbem.rules.game import match_id_state as match_state
 from pbem.rules.gnubg_ids import match_id_state, position_from_id
 from pbem.rules.moves import legal_plays
 from pbem.rules.notation import Colour, Numbering, format_play
@@ -350,7 +351,11 @@ def check_identifiers(office: PostOffice, mail: EmailMessage, token: str) -> Non
     state = match_id_state(mid)
     assert position_from_id(pid) == game.board
     assert state.player_on_roll == game.seat
-    assert state.turn == (game.to_act if game.to_act is not None else game.seat)
+    assert state.turn == match_state(game).turn  # an offer to resign turns it to the one who answers
+    assert state.resignation_offered == (0 if game.resign_offer is None or game.phase.value == "double_offered"
+                                         else int(game.resign_offer[1]))
+    if game.resign_offer is None:
+        assert state.turn == (game.to_act if game.to_act is not None else game.seat)
     assert state.score == game.score
     assert state.cube_value == game.cube and state.cube_owner == game.cube_owner
     assert state.dice == tuple(sorted(game.dice or (0, 0), reverse=True))
