@@ -84,6 +84,7 @@ def test_a_bounced_invitation_is_withdrawn_and_its_inviter_told_which_address_fa
            "not exist (the mail server answered" in prose, prose
     assert "5.1.1" in prose or "5.1.10" in prose
     assert "The invitation is withdrawn" in prose
+    assert str(told["Subject"]) == f"[Backgammon] Your invitation to {NOBODY} did not arrive"
     assert told["In-Reply-To"] is not None and str(told["Auto-Submitted"]) == "auto-replied"
     assert office.table().status is MatchStatus.DECLINED
     assert bounces_of(office, NOBODY) == 1
@@ -101,6 +102,7 @@ def test_the_inviter_is_told_in_their_language(office):
     assert f"Ihre Einladung an {NOBODY} konnte nicht zugestellt werden: Der empfangende Mailserver meldet, dass es " \
            "diese Adresse nicht gibt (der Mailserver antwortete „550 5.1.1" in prose
     assert "Die Einladung ist zurückgezogen" in prose
+    assert str(told["Subject"]) == f"[Backgammon] Ihre Einladung an {NOBODY} kam nicht an"
 
 
 @pytest.mark.parametrize(("sample", "status"), [("postfix-delayed", "4.4.1"), ("sendmail-warning", "")])
