@@ -47,6 +47,8 @@ CALLS = {
     "draw": re.compile(r"(?:offers a draw: reply|bietet Remis an: antworten Sie)\s+(\$remis)"),
 }
 JOINED = re.compile(r"\(([a-z0-9]{6})\)(?:: \d+ of \d+ players so far| beigetreten: bisher \d+ von \d+ Spielern)")
+NEXT_BEGUN = re.compile(r"Your next match has begun|Ihre nächste Partie hat begonnen")
+"""A round mail's word that the reader's next match has begun (it may come after that match's first mail)."""
 ROUND_OVER = re.compile(r"\(([a-z0-9]{6})\): (round \d+|Runde \d+|the semi-finals|the final|die Halbfinals|das Finale) (?:is|are|ist|sind) (?:over|vorbei)")
 
 
@@ -200,7 +202,8 @@ class Checker:
             total = (tournament.size - 1).bit_length()
             word = over.group(2)
             number = int(word.split()[1]) if word[-1].isdigit() else total if word in ("the final", "das Finale") else total - 1
-            if seen > number:
+            told = NEXT_BEGUN.search(text)  # a round mail that says the reader's next match runs is true late too
+            if seen > number and not (told and seen == number + 1):
                 self.flag("(d) a round's results come after the reader's game mail of a later round", who, mail,
                           f"tournament {tournament.name}: round {number} of {total} over; the reader already got a game mail of round {seen}")
 

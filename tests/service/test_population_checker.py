@@ -102,3 +102,34 @@ def test_a_join_confirmation_read_once_the_tournament_runs_is_flagged(office):
         player.write_confirmed(f"tournament join {code}")
     checker.sent([joined])  # the same words, once the field is full and the first round runs
     assert kinds(checker) == {"(a) a join confirmation says the tournament has not begun, but it runs"}
+
+
+def test_a_round_mail_after_the_readers_next_match_began_is_flagged_unless_it_says_so(office):
+    """A round's results that reach a player already playing the next round must say that their
+    next match has begun (issue 33: "a round mail says what the reader plays next and whether
+    it has begun"); without it they are flagged."""
+    from email.message import EmailMessage
+
+    from pbem.store.game_records import TournamentRecord
+
+    players = [Player(office, f"p{number}@example.org", f"Player {number}") for number in range(4)]
+    (opened,) = players[0].write_confirmed("tournament new Cup knockout 4 match 1")
+    code = text_of(opened).split("tournament join ")[1].split()[0]
+    for player in players[1:]:
+        player.write_confirmed(f"tournament join {code}")
+    with Session(office.engine) as session:
+        tournament = session.exec(select(TournamentRecord).where(TournamentRecord.code == code)).one()
+
+    def round_mail(text: str) -> EmailMessage:
+        mail = EmailMessage()
+        mail["To"], mail["Subject"] = players[1].address, "[Backgammon] Tournament Cup: round 1 is over"
+        mail.set_content(text)
+        return mail
+
+    said = f"Tournament Cup ({code}): the semi-finals are over. Your next match has begun: the final against Player 2."
+    for text, flagged in ((f"Tournament Cup ({code}): the semi-finals are over.", True), (said, False)):
+        checker = Checker(office.engine)
+        checker.rounds[players[1].address, tournament.id] = 2  # the reader got a game mail of the final
+        checker.sent([round_mail(text)])
+        assert kinds(checker) == ({"(d) a round's results come after the reader's game mail of a later round"}
+                                  if flagged else set()), text
