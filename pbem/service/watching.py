@@ -106,9 +106,18 @@ def set_watchers(talk: Conversation, table: Table | None, seat: int | None, on: 
     session.add(settings)
     if changed and not assistant_plays:
         _tell_opponent(table, seat, {"on": on, "both": settings.allowed(), "code": settings.code, "was_open": was_open})
+    _drop_told(table, seat)
     talk.say_template(Notice.WATCHERS_SET, table, on=on, both=settings.allowed(), code=settings.code,
                       link=page_link(talk.config, settings.code), dropped=dropped,
                       opponent=shown_name(table.players[1 - seat], talk.language(talk.sender)))
+
+
+def _drop_told(table: Table, seat: int) -> None:
+    """The answer to ``watchers on``/``off`` says where both players stand now: news held for this
+    seat that the opponent allowed watching or stopped it would contradict it in the same mail."""
+    held = table.seats[seat]
+    held.news = [document for document in held.news
+                 if Event.from_dict(document).kind is not EventKind.WATCHERS_ALLOWED]
 
 
 def _tell_opponent(table: Table, seat: int, data: dict[str, Any]) -> None:

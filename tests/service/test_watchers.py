@@ -137,6 +137,19 @@ def test_watching_needs_both_players_and_a_confirmed_watch(game) -> None:
         assert len(session.exec(select(Watcher)).all()) == 1
 
 
+def test_watchers_on_answered_before_the_opponents_news_says_only_where_both_stand(game) -> None:
+    """Ben writes watchers on before any mail told him that Anna allows it: his answer says that
+    watching is open, not also (from the news held for him) that it opens once he allows it."""
+    office, anna, ben, carol, dave = game
+    anna.reply("watchers on", to=game_mail(anna, office))
+    ben.reply("watchers on", to=game_mail(ben, office))
+    answer = prose_of(ben.last)
+    assert "Anna allows it too, so watching is open now." in answer, answer
+    assert "watching opens once you allow it too" not in answer, answer
+    anna.reply("8/5 6/5", to=game_mail(anna, office))
+    assert "allows friends to watch" not in prose_of(ben.last), "nor later: he was told"
+
+
 def test_watchers_on_outside_a_game_says_which_game_is_meant(game) -> None:
     office, anna, ben, carol, dave = game
     before = office.snapshot()
