@@ -239,6 +239,7 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
             talk.say_template(Notice.OLDER_MAIL, table)
     if confirmation is not None:
         parsed = _confirm(talk, confirmation, parsed, mail)
+    watched: list[str] = []
     if found is None and any(isinstance(command, (*_GAME_COMMANDS, commands.Accept, commands.Decline))
                              for command in parsed):
         watched = watching.games_replied_to_as_watcher(talk, mail.in_reply_to, mail.references)
@@ -252,7 +253,7 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
             _dispatch(talk, command, table, seat, stale)
     if unproven:
         _ask_for_confirmation(talk, _lines_needing_proof(mail))
-    if not parsed and confirmation is None:
+    if not parsed and confirmation is None and not watched:  # a watcher was told why nothing was done
         talk.say_template(Notice.NOTHING_TO_DO_GAME if table is not None else Notice.NOTHING_TO_DO, table)
 
 

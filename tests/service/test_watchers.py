@@ -254,6 +254,7 @@ def test_nothing_a_watcher_sends_acts_in_the_game(game) -> None:
     told = prose_of(carol.inbox[-6])
     assert "You watch Anna – Ben: watchers cannot move, roll, double or answer in a game" in told
     assert "reply to the last mail" not in told and "Not carried out" in str(carol.inbox[-6]["Subject"])
+    assert "no command I could carry out" not in told and "invite friend@" not in told, told
     with Session(office.engine) as session:
         assert all(settings.allowed() for settings in session.exec(select(MatchWatch)).all())
     # ... and nothing of what Carol wrote reaches the players.
@@ -481,6 +482,8 @@ def test_a_watcher_replying_with_a_move_is_told_watchers_cannot_act_in_german(ga
     (answer,) = carol.reply("13/7 8/7", to=carol.inbox[-3])
     assert "Sie schauen Anna – Ben zu: Zuschauer können in einem Spiel weder ziehen noch würfeln" in prose_of(answer)
     assert "letzte Mail" not in prose_of(answer) and office.snapshot() == before
+    assert "keinen Befehl" not in prose_of(answer) and "einladen" not in prose_of(answer), \
+        "nor is the watcher told that the mail held no command, with invitations to write instead"
     assert str(answer["Subject"]) == "[Backgammon] Nicht ausgeführt"
 
 
