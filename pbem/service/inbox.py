@@ -239,7 +239,7 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
             talk.say_template(Notice.OLDER_MAIL, table)
     if confirmation is not None:
         parsed = _confirm(talk, confirmation, parsed, mail)
-    watched: list[str] = []
+    watched: list[tuple[str, str]] = []
     if found is None and any(isinstance(command, (*_GAME_COMMANDS, commands.Accept, commands.Decline))
                              for command in parsed):
         watched = watching.games_replied_to_as_watcher(talk, mail.in_reply_to, mail.references)

@@ -174,10 +174,12 @@ def watch(talk: Conversation, command: commands.Watch) -> None:
                       every_move=command.every_move)
 
 
-def games_replied_to_as_watcher(talk: Conversation, in_reply_to: str | None, references: Sequence[str]) -> list[str]:
-    """The matches ("Anna – Ben") the sender watches, when their mail that names no game is a
-    watcher's: it answers one of their watch mails, or they play no running game of their own
-    that it could be meant for.  Empty when the sender watches nothing."""
+def games_replied_to_as_watcher(talk: Conversation, in_reply_to: str | None,
+                                references: Sequence[str]) -> list[tuple[str, str]]:
+    """The matches ("Anna – Ben") the sender watches, with their watch codes (to stop watching
+    them), when their mail that names no game is a watcher's: it answers one of their watch mails,
+    or they play no running game of their own that it could be meant for.  Empty when the sender
+    watches nothing."""
     session, sender = talk.session, talk.sender
     watching = session.exec(select(Watcher).where(Watcher.player_id == sender.id)).all()
     if not watching:
@@ -194,9 +196,10 @@ def games_replied_to_as_watcher(talk: Conversation, in_reply_to: str | None, ref
     games = []
     for watcher in replied:
         record = session.get(MatchRecord, watcher.match_id)
-        if record is not None:
+        settings = session.get(MatchWatch, watcher.match_id)
+        if record is not None and settings is not None:
             table = Table.load(session, record)
-            games.append(" – ".join(shown_name(player, language) for player in table.players))
+            games.append((" – ".join(shown_name(player, language) for player in table.players), settings.code))
     return games
 
 

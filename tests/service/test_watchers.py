@@ -241,7 +241,7 @@ def test_a_move_on_the_web_board_brings_the_watchers_their_mail_too(game) -> Non
 
 def test_nothing_a_watcher_sends_acts_in_the_game(game) -> None:
     office, anna, ben, carol, dave = game
-    watching_carol(office, anna, ben, carol)
+    code = watching_carol(office, anna, ben, carol)
     anna.reply("8/5 6/5", to=game_mail(anna, office))
     watched = carol.last
     before = office.snapshot()
@@ -255,6 +255,7 @@ def test_nothing_a_watcher_sends_acts_in_the_game(game) -> None:
     assert "You watch Anna – Ben: watchers cannot move, roll, double or answer in a game" in told
     assert "reply to the last mail" not in told and "Not carried out" in str(carol.inbox[-6]["Subject"])
     assert "no command I could carry out" not in told and "invite friend@" not in told, told
+    assert f"Nothing was done. To stop watching, write unwatch {code} -- " in told, told
     with Session(office.engine) as session:
         assert all(settings.allowed() for settings in session.exec(select(MatchWatch)).all())
     # ... and nothing of what Carol wrote reaches the players.
@@ -475,13 +476,14 @@ def test_the_digest_in_german(game) -> None:
 
 def test_a_watcher_replying_with_a_move_is_told_watchers_cannot_act_in_german(game) -> None:
     office, anna, ben, carol, dave = game
-    watching_carol(office, anna, ben, carol)
+    code = watching_carol(office, anna, ben, carol)
     anna.reply("8/5 6/5", to=game_mail(anna, office))
     carol.write_confirmed("sprache de")
     before = office.snapshot()
     (answer,) = carol.reply("13/7 8/7", to=carol.inbox[-3])
     assert "Sie schauen Anna – Ben zu: Zuschauer können in einem Spiel weder ziehen noch würfeln" in prose_of(answer)
     assert "letzte Mail" not in prose_of(answer) and office.snapshot() == before
+    assert f"Um nicht mehr zuzuschauen, schreiben Sie zuschauen {code} aus" in prose_of(answer)
     assert "keinen Befehl" not in prose_of(answer) and "einladen" not in prose_of(answer), \
         "nor is the watcher told that the mail held no command, with invitations to write instead"
     assert str(answer["Subject"]) == "[Backgammon] Nicht ausgeführt"
