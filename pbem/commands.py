@@ -777,16 +777,23 @@ def _after_keyword(line: str) -> str:
 
 def _new_tournament(line: str, arguments: list[str]) -> Command:
     """``NAME knockout N match L [clock 3d/14d] [unrated]``: the name is every word before the
-    first term (``Autumn Cup``), the terms follow in any order."""
+    first term (``Autumn Cup``), the terms follow in any order.  A name may hold a term's word
+    (``Cup of the Match Club``): the name then ends at the first term after which the terms read
+    whole; when none does, the refusal is the one of the first term."""
     original = line.rstrip(".!").split()[2:]
-    terms_at = next((position for position, word in enumerate(arguments) if word in _TOURNAMENT_TERMS),
-                    len(arguments))
-    name = " ".join(original[:terms_at])
-    if not terms_at or not all(_TOURNAMENT_NAME_WORD.fullmatch(word) for word in original[:terms_at]) \
+    starts = [position for position, word in enumerate(arguments) if word in _TOURNAMENT_TERMS] or [len(arguments)]
+    tried = [_tournament_named(line, original[:position], arguments[position:]) for position in starts]
+    return next((command for command in tried if isinstance(command, TournamentNew)), tried[0])
+
+
+def _tournament_named(line: str, name_words: list[str], words: list[str]) -> Command:
+    """The new tournament of this name and these terms, or what is wrong with them."""
+    name = " ".join(name_words)
+    if not name_words or not all(_TOURNAMENT_NAME_WORD.fullmatch(word) for word in name_words) \
             or len(name) > MAX_TOURNAMENT_NAME:
         return CommandError(line, "tournament-name", name)
     settings: dict[str, object] = {"name": name}
-    words, position = arguments[terms_at:], 0
+    position = 0
     while position < len(words):
         word, value = words[position], words[position + 1] if position + 1 < len(words) else ""
         position += 2

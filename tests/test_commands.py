@@ -256,6 +256,10 @@ def test_every_non_blank_line_is_one_command_or_one_note_line(lines: list[str]) 
     ("Turnier neu Herbst ko 16 partie 5 uhr 2d/7d ungewertet",
      commands.TournamentNew("Herbst", 16, 5, timedelta(days=2), timedelta(days=7), rated=False)),
     ("tournament new Spring match 1 knockout 4 unrated", commands.TournamentNew("Spring", 4, 1, rated=False)),
+    # A name that holds a term's word: it ends at the first term after which the terms read whole.
+    ("tournament new Cup of the Match Club knockout 4 match 1", commands.TournamentNew("Cup of the Match Club", 4, 1)),
+    ("tournament new Match Play Open knockout 8 match 3", commands.TournamentNew("Match Play Open", 8, 3)),
+    ("Turnier neu Partie Pokal ko 4 partie 1", commands.TournamentNew("Partie Pokal", 4, 1)),
     ("tournament join abc234", commands.TournamentAction("join", "abc234")),
     ("turnier teilnehmen ABC234", commands.TournamentAction("join", "abc234")),
     ("turnier verlassen abc234", commands.TournamentAction("leave", "abc234")),
@@ -282,6 +286,7 @@ def test_tournament_commands(line, expected):
     ("tournament new Autumn <b>Cup</b> knockout 8 match 3", "tournament-name", "Autumn <b>Cup</b>"),
     ("tournament new " + "Autumn " * 5 + "knockout 8 match 3", "tournament-name", ("Autumn " * 5).strip()),
     ("turnier neu ko 8 partie 3", "tournament-name", ""),
+    ("tournament new Cup of the Match Club knockout 5 match 1", "tournament-match-length", "club"),
     ("tournament jion abc234", "tournament", "jion abc234"),
     ("tournament join abc", "tournament", "join abc"),
     ("tournament invite abc234 anna", "tournament-address", "anna"),

@@ -56,7 +56,8 @@ def send(args: argparse.Namespace) -> int:
         if args.example:
             body = offered_move(original) or ""
             if not body:
-                print(f"pbem send: {args.reply_to} shows no move to copy (it is not this player's turn to move)",
+                print(f"pbem send: {args.reply_to} shows no move to copy: it asks for none now (answer what it "
+                      "asks instead, such as roll, take or accept; or nothing, while the opponent is on turn)",
                       file=sys.stderr)
                 return EXIT_NOTHING_FOUND
             print(f"pbem send: the move the mail shows: {body}", file=sys.stderr)
@@ -139,7 +140,8 @@ def _outbox_files(outbox: Path) -> set[Path]:
 def offered_move(message: EmailMessage) -> str | None:
     """The move a game mail shows as the form to write one in (``pbem send --example``): the line
     indented by two spaces after the sentence ending in a colon ("Write it like this …:"), when it
-    reads as a move; None when the mail shows none (it is not the reader's turn to move)."""
+    reads as a move; None when the mail shows none (the reader is asked to roll or answer a
+    double, or it is not their turn)."""
     lines = original_text(message).splitlines()
     for before, line in zip(lines, lines[1:]):
         if before.rstrip().endswith(":") and line.startswith("  ") and not line.startswith("   "):

@@ -33,7 +33,8 @@ least once, and the Maildir sink makes that exactly once.
 Each recipient's mails about one match (its *conversation*: the same ``match_id`` and
 recipients) go out in the order they were queued, through retries, restarts and several daemons:
 a mail waits while an earlier one of its conversation is neither sent nor given up (an own answer
-that must wait is made due at once, for whichever outbox job sends it after the earlier one),
+that must wait is made due at once, for whichever outbox job sends it after the earlier one, and
+so is the earlier one if it waits out a back-off: the newest mail never waits an hour for a retry),
 and is checked again as it is claimed.  A game mail is dropped unsent (given up as
 :data:`~pbem.store.mail_records.SUPERSEDED`) when a newer mail of its conversation shows a later
 state of the game (its Message-ID's stamp) and was sent already, or when it is itself a retry
@@ -391,7 +392,7 @@ class MailPipeline:
         if turn is _Turn.NOW:
             return replace(answer, release=release)
         try:
-            self._not_now(answer.id, turn)
+            self._not_now(answer.id, turn, answer.match_id)
         finally:
             _let_go(release, answer.message_id)
         return None
@@ -404,17 +405,21 @@ class MailPipeline:
         turn = _turn(rows, answer, self._in_hand)
         if turn is _Turn.NOW:
             return answer
-        self._not_now(answer.id, turn)
+        self._not_now(answer.id, turn, answer.match_id)
         return None
 
-    def _not_now(self, outbound_id: int, turn: _Turn) -> None:
+    def _not_now(self, outbound_id: int, turn: _Turn, match_id: int | None) -> None:
         """A mail whose turn has not come: a later one of its conversation is made due (for the
-        outbox job that sends it after the earlier one); one superseded is given up."""
+        outbox job that sends it after the earlier one), and so are the earlier ones waiting out
+        a back-off: the server may be back, and a stale retry is then dropped at once rather than
+        holding up the newest mail for up to an hour; one superseded is given up."""
         if turn is _Turn.GONE:
             return
         with session_scope(self.engine) as session:
             if turn is _Turn.WAIT:
-                session.connection().execute(_DUE_NOW, {"row": outbound_id, "now": self.clock()})
+                now = self.clock()
+                session.connection().execute(_DUE_NOW, {"row": outbound_id, "now": now})
+                session.connection().execute(_EARLIER_DUE_NOW, {"row": outbound_id, "match": match_id, "now": now})
                 self._put_off = True
             else:
                 self._drop_superseded(session, outbound_id)
@@ -648,6 +653,16 @@ _CONVERSATION = (select(OutboundMail.id, OutboundMail.message_id, OutboundMail.s
 and the same recipients) that are not given up: the earlier ones not sent yet, all later ones."""
 _DUE_NOW = (update(OutboundMail).where(col(OutboundMail.id) == bindparam("row"))
             .where(col(OutboundMail.sent_at).is_(None)).values(next_attempt_at=bindparam("now")))
+_EARLIER_DUE_NOW = (update(OutboundMail)
+                    .where(col(OutboundMail.match_id) == bindparam("match"),
+                           cast(OutboundMail.recipients, Text) == select(cast(_THIS.recipients, Text))
+                           .where(col(_THIS.id) == bindparam("row")).scalar_subquery(),
+                           col(OutboundMail.id) < bindparam("row"), col(OutboundMail.sent_at).is_(None),
+                           col(OutboundMail.attempts) > 0, col(OutboundMail.next_attempt_at) > bindparam("now"),
+                           col(OutboundMail.id).not_in(select(OutboundGivenUp.outbound_id)))
+                    .values(next_attempt_at=bindparam("now")))
+"""The earlier mails of ``row``'s conversation that wait out a back-off (tried before: not a
+daemon's own answer, whose lease this is), made due at ``now``."""
 _SENT = (update(OutboundMail).where(col(OutboundMail.id) == bindparam("row"))
          .values(attempts=col(OutboundMail.attempts) + 1, last_error="", sent_at=bindparam("now")))
 _NOT_SENT = (update(OutboundMail).where(col(OutboundMail.id) == bindparam("row"))

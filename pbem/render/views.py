@@ -480,6 +480,9 @@ class VerifyProblem(StrEnum):
 
     NO_FILE = "no_file"
     NOT_MAT = "not_mat"
+    NO_ROLLS = "no_rolls"
+    """Its games ended before a move (a resignation at the first turn): a ``.mat`` writes no roll
+    without its move, so only the seed's SHA-256 is left to compare."""
     NO_SEED = "no_seed"
     TOO_BIG = "too_big"
     EXPIRED = "expired"
@@ -517,3 +520,5 @@ class VerifyView:
     games: int = 0
     """Games in the uploaded file (0: nothing checked)."""
     verdicts: tuple[SeedVerdict, ...] = ()
+    commitments: tuple[tuple[str, str], ...] = ()
+    """(seed, its SHA-256) of each pasted seed, where the file has no roll to compare them with."""

@@ -262,6 +262,7 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
             talk.say_template(Notice.OLDER_MAIL, table)
     if confirmation is not None:
         parsed = _confirm(talk, confirmation, parsed, mail)
+    watched: list[tuple[str, str]] = []
     if found is None and any(isinstance(command, (*_GAME_COMMANDS, commands.Accept, commands.Decline))
                              for command in parsed):
         watched = watching.games_replied_to_as_watcher(talk, mail.in_reply_to, mail.references)
@@ -281,7 +282,7 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
         _ask_for_confirmation(talk, _lines_needing_proof(mail, needs_proof))
     if stopped:
         talk.answer_needed = False
-    elif not parsed and confirmation is None:
+    elif not parsed and confirmation is None and not watched:  # a watcher was told why nothing was done
         talk.say_template(Notice.NOTHING_TO_DO_GAME if table is not None else Notice.NOTHING_TO_DO, table)
     return proven
 

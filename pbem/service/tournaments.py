@@ -339,7 +339,8 @@ def _tell_round(talk: Conversation, record: TournamentRecord, bracket: Bracket, 
         if champion is not None and round == bracket.rounds - 1:
             final = rounds_text[-1][0]
             talk.tell(player, Notice.TOURNAMENT_OVER, name=record.name, code=record.code,
-                      champion=players[champion].display_name, final=final, bracket=rounds_text, rounds=bracket.rounds)
+                      champion=players[champion].display_name, final=final, bracket=rounds_text, rounds=bracket.rounds,
+                      yours=player.id == champion)
         else:
             assert player.id is not None
             coming = brackets.next_match(bracket, player.id)

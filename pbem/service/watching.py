@@ -106,9 +106,18 @@ def set_watchers(talk: Conversation, table: Table | None, seat: int | None, on: 
     session.add(settings)
     if changed and not assistant_plays:
         _tell_opponent(table, seat, {"on": on, "both": settings.allowed(), "code": settings.code, "was_open": was_open})
+    _drop_told(table, seat)
     talk.say_template(Notice.WATCHERS_SET, table, on=on, both=settings.allowed(), code=settings.code,
                       link=page_link(talk.config, settings.code), dropped=dropped,
                       opponent=shown_name(table.players[1 - seat], talk.language(talk.sender)))
+
+
+def _drop_told(table: Table, seat: int) -> None:
+    """The answer to ``watchers on``/``off`` says where both players stand now: news held for this
+    seat that the opponent allowed watching or stopped it would contradict it in the same mail."""
+    held = table.seats[seat]
+    held.news = [document for document in held.news
+                 if Event.from_dict(document).kind is not EventKind.WATCHERS_ALLOWED]
 
 
 def _tell_opponent(table: Table, seat: int, data: dict[str, Any]) -> None:
@@ -165,10 +174,12 @@ def watch(talk: Conversation, command: commands.Watch) -> None:
                       every_move=command.every_move)
 
 
-def games_replied_to_as_watcher(talk: Conversation, in_reply_to: str | None, references: Sequence[str]) -> list[str]:
-    """The matches ("Anna – Ben") the sender watches, when their mail that names no game is a
-    watcher's: it answers one of their watch mails, or they play no running game of their own
-    that it could be meant for.  Empty when the sender watches nothing."""
+def games_replied_to_as_watcher(talk: Conversation, in_reply_to: str | None,
+                                references: Sequence[str]) -> list[tuple[str, str]]:
+    """The matches ("Anna – Ben") the sender watches, with their watch codes (to stop watching
+    them), when their mail that names no game is a watcher's: it answers one of their watch mails,
+    or they play no running game of their own that it could be meant for.  Empty when the sender
+    watches nothing."""
     session, sender = talk.session, talk.sender
     watching = session.exec(select(Watcher).where(Watcher.player_id == sender.id)).all()
     if not watching:
@@ -185,9 +196,10 @@ def games_replied_to_as_watcher(talk: Conversation, in_reply_to: str | None, ref
     games = []
     for watcher in replied:
         record = session.get(MatchRecord, watcher.match_id)
-        if record is not None:
+        settings = session.get(MatchWatch, watcher.match_id)
+        if record is not None and settings is not None:
             table = Table.load(session, record)
-            games.append(" – ".join(shown_name(player, language) for player in table.players))
+            games.append((" – ".join(shown_name(player, language) for player in table.players), settings.code))
     return games
 
 

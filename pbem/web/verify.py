@@ -30,8 +30,11 @@ def verify_upload(language: str, csrf: str, mat: str, pasted: str) -> VerifyView
         games = read_rolls(mat)
     except ValueError:
         games = []
-    if not any(games):
+    if not games:
         return VerifyView(language, csrf, VerifyProblem.NOT_MAT)
+    if not any(games):
+        return VerifyView(language, csrf, VerifyProblem.NO_ROLLS, games=len(games),
+                          commitments=tuple((seed, fair_dice.commitment(bytes.fromhex(seed))) for seed in seeds))
     if not seeds:
         return VerifyView(language, csrf, VerifyProblem.NO_SEED, games=len(games))
     return VerifyView(language, csrf, games=len(games),

@@ -247,7 +247,9 @@ def test_send_example_answers_with_the_move_the_mail_shows(config, config_file, 
                         "Your game on the web:\n  http://127.0.0.1:8080/g/x\n\nIt is your turn with 4-3. Write it like"
                         " this (the\nform of a move, not a suggestion):\n  13/10 8/4\n")
     waiting = compose_mail("backgammon@localhost", "alice@example.org", "Waiting", "Now Ben must move.\n")
-    for number, mail in enumerate((turn, waiting)):
+    roll = compose_mail("backgammon@localhost", "alice@example.org", "Your turn: roll or double",
+                        "It is your turn. You may double: reply  roll  or  double\n")
+    for number, mail in enumerate((turn, waiting, roll)):
         (config.data_dir / f"{number}.eml").write_bytes(mail.as_bytes())
     assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--example",
                  "--reply-to", str(config.data_dir / "0.eml")]) == 0
@@ -257,6 +259,10 @@ def test_send_example_answers_with_the_move_the_mail_shows(config, config_file, 
     assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--example",
                  "--reply-to", str(config.data_dir / "1.eml")]) == 1
     assert "shows no move to copy" in capsys.readouterr().err
+    assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--example",
+                 "--reply-to", str(config.data_dir / "2.eml")]) == 1
+    refused = capsys.readouterr().err  # the mail of the player on turn, asked to roll: not "not your turn"
+    assert "shows no move to copy" in refused and "such as roll" in refused and "not this player's turn" not in refused
     assert main(["send", "--config", str(config_file), "--from", "alice@example.org", "--example", "roll"]) == 2
 
 

@@ -61,6 +61,30 @@ def test_check_rolls_compares_the_opening_with_its_starter_and_later_rolls_witho
     assert [check.matches for check in check_rolls(SEED, [good[0], WrittenRoll(1 - starter, other)])] == [True, False]
 
 
+def test_games_of_seed_finds_the_seeds_game_and_gives_up_the_others_at_their_first_wrong_roll(monkeypatch) -> None:
+    """A /verify upload may pair 64 seeds with hundreds of games: each wrong pair costs a roll or
+    two, not the derivation of every roll of the game."""
+    rolls = [opening(SEED)[1], *(roll(SEED, opening(SEED)[0] + k) for k in range(1, 40))]
+    starter = 0 if rolls[0][0] > rolls[0][1] else 1
+    own = [WrittenRoll(starter, rolls[0]), *(WrittenRoll((starter + k) % 2, dice) for k, dice in enumerate(rolls[1:], 1))]
+    other = bytes([7]) * 32
+    assert dice.games_of_seed(SEED, [own]) == (1,)
+    assert dice.games_of_seed(other, [own, [], own]) == ()
+    derived = 0
+    real_roll = dice.roll
+
+    def counted(seed: bytes, number: int) -> tuple[int, int]:
+        nonlocal derived
+        derived += 1
+        return real_roll(seed, number)
+
+    monkeypatch.setattr(dice, "roll", counted)
+    assert dice.games_of_seed(other, [own] * 100) == ()
+    assert derived <= 100 * 6, derived
+    derived = 0
+    assert dice.games_of_seed(SEED, [own, own]) == (1, 2) and derived >= 2 * len(own)
+
+
 def _random_game(rng: random.Random, rules: MatchRules) -> g.Game:
     game = None
     while game is None:

@@ -124,7 +124,13 @@ def test_verify_proves_the_dice_of_a_real_game_and_says_what_is_wrong(config) ->
     assert 'lang="de"' in german.text and "ist der Wurf, den dieser Startwert ergibt" in german.text
     assert upload(client, "just some text", seed).status_code == 422
     assert "no seed in what you pasted" in upload(client, mat, "Dice seed: none").text
-    assert "no game in it" in upload(client, "Game 1\n", seed).text
+    assert "no game in it" in upload(client, " 1 point match\n", seed).text
+    # A game resigned at its first turn: its .mat has no roll (a roll is written with its move).
+    resigned = upload(client, " 1 point match\n\n Game 1\n Anna : 0    Ben : 0\n      Wins 3 points and the match\n",
+                      f"Dice seed: {seed}")
+    assert resigned.status_code == 422 and "no game in it" not in resigned.text, resigned.text
+    assert "ended before its first move" in resigned.text and "no game of this file" not in resigned.text
+    assert f"its SHA-256 is <code>{hashlib.sha256(bytes.fromhex(seed)).hexdigest()}</code>" in resigned.text
 
 
 def test_verify_bounds_the_upload_and_refuses_a_forged_or_foreign_form(config) -> None:

@@ -83,8 +83,9 @@ def test_an_eight_player_knockout_with_byes_a_withdrawal_and_a_loss_on_time(offi
         for mail in player.inbox:
             assert not others & set(ADDRESS.findall(text_of(mail) + str(mail["Reply-To"]))), (player.name, mail["Subject"])
     assert "Runde 1 ist vorbei" in " ".join(prose_of(mail) for mail in anna.inbox)
-    assert "Das Turnier Herbst (" + code + ") ist vorbei: Anna hat gewonnen" in " ".join(
-        prose_of(mail) for mail in anna.inbox)
+    assert "Das Turnier Herbst (" + code + ") ist vorbei: Sie haben gewonnen (das Finale: Anna – Fritz: Anna)" in " ".join(
+        prose_of(mail) for mail in anna.inbox), "the champion is told in the second person"
+    assert "Anna hat gewonnen" not in " ".join(prose_of(mail) for mail in anna.inbox)
 
 
 def test_a_tournament_mail_nobody_asked_for_is_not_titled_as_an_answer(office):

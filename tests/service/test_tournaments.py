@@ -66,6 +66,7 @@ def test_a_knockout_of_five_is_opened_joined_seeded_and_played_to_its_champion(o
     code = code_in(answer)
     assert f"Your knockout tournament Autumn is open: 8 players, matches to 1 point. Its code is {code}." \
         in prose_of(answer)
+    assert f"or when you write tournament start {code} with at least 4 players: byes fill the rest." in prose_of(answer)
     for player in (ben, carla, dora, erik):
         (joined,) = player.write_confirmed(f"tournament join {code}")
         assert "You joined the tournament Autumn" in prose_of(joined)
@@ -101,10 +102,21 @@ def test_a_knockout_of_five_is_opened_joined_seeded_and_played_to_its_champion(o
     assert tournament(office).status == "finished"
     for player in players:
         mail = player.answers(sent)[-1] if player.answers(sent) else player.last
-        assert "Tournament Autumn (" in prose_of(mail) and "Ben is the champion." in prose_of(mail), prose_of(mail)
+        champion = "you are the champion" if player is ben else "Ben is the champion"
+        assert "Tournament Autumn (" in prose_of(mail) and f"{champion}." in prose_of(mail), prose_of(mail)
         assert text_of(mail).count("Erik – Ben: Ben") == 1, "the final's result once, in the bracket"
     (bracket,) = carla.write(f"tournament {code}")
     assert "Final:\n  Erik – Ben: Ben" in text_of(bracket)
+
+
+def test_a_knockout_of_four_is_not_said_to_start_early_with_byes(office):
+    """Four players are the fewest a knockout starts with: one of four starts only when full."""
+    anna, ben = people(office, 2)
+    (answer,) = anna.write_confirmed("tournament new Autumn Cup knockout 4 match 1")
+    assert "It starts when it is full. Each match" in prose_of(answer) and "byes" not in prose_of(answer)
+    ben.write_confirmed("sprache de", yes="ja")
+    (answer,) = ben.write_confirmed("turnier neu Herbst Pokal ko 4 partie 1", yes="ja")
+    assert "Es beginnt, wenn es voll ist. Jede Partie" in prose_of(answer) and "Freilose" not in prose_of(answer)
 
 
 def test_withdrawing_loses_the_match_being_played_and_the_rest(office):

@@ -137,6 +137,19 @@ def test_watching_needs_both_players_and_a_confirmed_watch(game) -> None:
         assert len(session.exec(select(Watcher)).all()) == 1
 
 
+def test_watchers_on_answered_before_the_opponents_news_says_only_where_both_stand(game) -> None:
+    """Ben writes watchers on before any mail told him that Anna allows it: his answer says that
+    watching is open, not also (from the news held for him) that it opens once he allows it."""
+    office, anna, ben, carol, dave = game
+    anna.reply("watchers on", to=game_mail(anna, office))
+    ben.reply("watchers on", to=game_mail(ben, office))
+    answer = prose_of(ben.last)
+    assert "Anna allows it too, so watching is open now." in answer, answer
+    assert "watching opens once you allow it too" not in answer, answer
+    anna.reply("8/5 6/5", to=game_mail(anna, office))
+    assert "allows friends to watch" not in prose_of(ben.last), "nor later: he was told"
+
+
 def test_watchers_on_outside_a_game_says_which_game_is_meant(game) -> None:
     office, anna, ben, carol, dave = game
     before = office.snapshot()
@@ -228,7 +241,7 @@ def test_a_move_on_the_web_board_brings_the_watchers_their_mail_too(game) -> Non
 
 def test_nothing_a_watcher_sends_acts_in_the_game(game) -> None:
     office, anna, ben, carol, dave = game
-    watching_carol(office, anna, ben, carol)
+    code = watching_carol(office, anna, ben, carol)
     anna.reply("8/5 6/5", to=game_mail(anna, office))
     watched = carol.last
     before = office.snapshot()
@@ -242,6 +255,8 @@ def test_nothing_a_watcher_sends_acts_in_the_game(game) -> None:
     told = prose_of(carol.inbox[-answered])
     assert "You watch Anna – Ben: watchers cannot move, roll, double or answer in a game" in told
     assert "reply to the last mail" not in told and "Not carried out" in str(carol.inbox[-answered]["Subject"])
+    assert "no command I could carry out" not in told and "invite friend@" not in told, told
+    assert f"Nothing was done. To stop watching, write unwatch {code} -- " in told, told
     with Session(office.engine) as session:
         assert all(settings.allowed() for settings in session.exec(select(MatchWatch)).all())
     # ... and nothing of what Carol wrote reaches the players.
@@ -465,13 +480,16 @@ def test_the_digest_in_german(game) -> None:
 
 def test_a_watcher_replying_with_a_move_is_told_watchers_cannot_act_in_german(game) -> None:
     office, anna, ben, carol, dave = game
-    watching_carol(office, anna, ben, carol)
+    code = watching_carol(office, anna, ben, carol)
     anna.reply("8/5 6/5", to=game_mail(anna, office))
     carol.write_confirmed("sprache de")
     before = office.snapshot()
     (answer,) = carol.reply("13/7 8/7", to=carol.inbox[-3])
     assert "Sie schauen Anna – Ben zu: Zuschauer können in einem Spiel weder ziehen noch würfeln" in prose_of(answer)
     assert "letzte Mail" not in prose_of(answer) and office.snapshot() == before
+    assert f"Um nicht mehr zuzuschauen, schreiben Sie zuschauen {code} aus" in prose_of(answer)
+    assert "keinen Befehl" not in prose_of(answer) and "einladen" not in prose_of(answer), \
+        "nor is the watcher told that the mail held no command, with invitations to write instead"
     assert str(answer["Subject"]) == "[Backgammon] Nicht ausgeführt"
 
 
