@@ -173,6 +173,12 @@ WRAP_WIDTH = 72
 _TABLE_ROW = re.compile(r"( +\S.{0,40}?  +)\S")
 """An indented row of a table (the help's commands): the second column starts after a gap."""
 _LABELLED_VALUE = re.compile(r"[A-Z][A-Za-z ]{0,30}: \S+")
+_INLINE_COMMAND = re.compile(r"(?<=\S  )[^ ()]+(?: [^ ()]+){1,5}(?=  |\)|[.,;:]?$)")
+"""A command set off in prose by two spaces (``write  unwatch CODE  to …``, ``(… schreiben Sie
+zuschauen CODE)``): its words are kept on one line, so that a copy of that line is the command."""
+_KEPT_SPACE = "\ue000"
+"""A space of an inline command while the line is wrapped (a private-use character: no space to
+``textwrap``, and never in a text a player reads)."""
 """A label and one value to copy, like ``Dice commitment: <64 hex digits>`` (81 characters, its
 form fixed by SPEC §6): kept on one line, since the value belongs with its label."""
 
@@ -181,7 +187,8 @@ def wrap_prose(text: str) -> str:
     """Every line longer than MAX_LINE wrapped at WRAP_WIDTH with ``textwrap``, its continuation
     lines indented like it (a table row's: under its second column); shorter lines (the board, the
     identifiers, command examples) stay as they are, and so does a label with its one value.  A
-    word longer than a line (an address, a link) is never broken."""
+    word longer than a line (an address, a link) is never broken, nor a command set off by two
+    spaces (:data:`_INLINE_COMMAND`)."""
     lines = []
     for line in text.split("\n"):
         if len(line) <= MAX_LINE or _LABELLED_VALUE.fullmatch(line):
@@ -189,8 +196,10 @@ def wrap_prose(text: str) -> str:
             continue
         column = _TABLE_ROW.match(line)  # "  command   what it does": continue under what it does
         indent = " " * column.end(1) if column else line[: len(line) - len(line.lstrip(" "))]
-        lines += textwrap.wrap(line, WRAP_WIDTH, subsequent_indent=indent, break_long_words=False,
-                               break_on_hyphens=False)
+        kept = _INLINE_COMMAND.sub(lambda found: found.group(0).replace(" ", _KEPT_SPACE)
+                                   if len(found.group(0)) <= 40 else found.group(0), line)
+        lines += (wrapped.replace(_KEPT_SPACE, " ") for wrapped in textwrap.wrap(
+            kept, WRAP_WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False))
     return "\n".join(lines)
 
 

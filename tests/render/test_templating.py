@@ -279,3 +279,20 @@ def test_ratings_are_written_with_the_decimal_comma_in_german() -> None:
     template = "{{ 1517.28|rating }}"
     assert environment().from_string(template).render(language="de") == "1517,3"
     assert environment().from_string(template).render(language="en") == "1517.3"
+
+
+def test_a_command_set_off_in_prose_is_never_broken_across_lines() -> None:
+    """A copy of the line that holds ``zuschauen CODE`` must be that command (the review of issue
+    33 met ``zuschauen⏎quywlnlidb`` in a German watcher's mail)."""
+    from pbem.render.templating import wrap_prose
+
+    for filler in range(0, 40):
+        line = ("Sie schauen " + "x" * filler + " zu (für nur eine Mail je Spiel schreiben Sie  zuschauen quywlnlidb)"
+                " und so weiter, bis die Zeile lang genug ist.")
+        wrapped = wrap_prose(line)
+        assert "zuschauen quywlnlidb" in wrapped, wrapped
+        assert wrapped.replace("\n", " ").split() == line.split()
+    line = "To stop watching, write  unwatch quywlnlidb  (Anna – Ben) or  unwatch abcdefghij  (Carl – Dora), or do nothing at all."
+    for filler in range(0, 30):
+        wrapped = wrap_prose("y" * filler + " " + line)
+        assert "unwatch quywlnlidb" in wrapped and "unwatch abcdefghij" in wrapped, wrapped
