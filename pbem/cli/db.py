@@ -9,7 +9,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from pbem.cli.loading import UsageError, config_of, engine_of, missing_database, unusable_database
 from pbem.config import Config
-from pbem.store.db import SchemaError, head_revision, known_revisions, schema_revision, upgrade_schema
+from pbem.store.db import (SchemaError, head_revision, known_revisions, schema_revision, unknown_revision,
+                           upgrade_schema)
 
 EXIT_OUT_OF_DATE = 1
 
@@ -42,7 +43,7 @@ def schema_report(config: Config) -> tuple[list[str], bool]:
         return [f"new database: it will be created at revision {head}"], True
     lines = [f"database at revision {current}; this program: {head}"]
     if current not in known_revisions():
-        return lines + ["the database is newer than this program: upgrade pbem"], False
+        return lines + [unknown_revision(current)], False
     if current != head:
         return lines + ["run `pbem db upgrade` (back up the database first)"], False
     return lines, True
