@@ -126,28 +126,37 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
     create_schema(engine)
     with engine.connect() as connection:
         assert [tuple(row) for row in connection.execute(text(RAW_STORAGE))] == fast
-    before = ScriptDirectory(str(MIGRATIONS)).get_revision("0011").down_revision
-    assert isinstance(before, str)
-    with engine.begin() as connection:  # as the revision before 0011 left it: the server's default, pglz
-        for table in ("inbound_mail", "outbound_mail"):
-            connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN raw SET COMPRESSION pglz"))
-        for added_later in ("players DROP COLUMN automove", "players DROP COLUMN greedy", "seats DROP COLUMN news",
-                            "players DROP COLUMN page_token", "players DROP COLUMN bounces",
-                            "players DROP COLUMN unsubscribe_token",
-                            "outbound_mail DROP COLUMN bounce_tag", "matches DROP COLUMN tournament_id",
-                            "matches DROP COLUMN tournament_round", "matches DROP COLUMN tournament_index",
-                            "matches DROP COLUMN ladder_id", "account_confirmations DROP COLUMN invited_by"):
-            connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0018 add
-        for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch",
-                      "rating_counts"):
-            connection.execute(text(f"DROP TABLE {table}"))
-        _indexes_before_0020(connection)
-        connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
-        connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
+    with engine.begin() as connection:
+        before = back_to_before_0011(connection)
     assert upgrade_schema(engine) == (before, head_revision())
     with engine.connect() as connection:
         assert [tuple(row) for row in connection.execute(text(RAW_STORAGE))] == fast
     engine.dispose()
+
+
+def back_to_before_0011(connection) -> str:
+    """Turn a PostgreSQL database of the newest revision back into one of the revision before
+    0011 (which it returns): what 0011 to the newest add is taken away again."""
+    from sqlalchemy import text
+
+    before = ScriptDirectory(str(MIGRATIONS)).get_revision("0011").down_revision
+    assert isinstance(before, str)
+    for table in ("inbound_mail", "outbound_mail"):  # as the revision before 0011 left it: the server's default, pglz
+        connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN raw SET COMPRESSION pglz"))
+    for added_later in ("players DROP COLUMN automove", "players DROP COLUMN greedy", "seats DROP COLUMN news",
+                        "players DROP COLUMN page_token", "players DROP COLUMN bounces",
+                        "players DROP COLUMN unsubscribe_token",
+                        "outbound_mail DROP COLUMN bounce_tag", "matches DROP COLUMN tournament_id",
+                        "matches DROP COLUMN tournament_round", "matches DROP COLUMN tournament_index",
+                        "matches DROP COLUMN ladder_id", "account_confirmations DROP COLUMN invited_by"):
+        connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0018 add
+    for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch",
+                  "rating_counts"):
+        connection.execute(text(f"DROP TABLE {table}"))
+    _indexes_before_0020(connection)
+    connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
+    connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
+    return before
 
 
 def _indexes_before_0020(connection) -> None:
@@ -271,7 +280,7 @@ SCHEMA_1 = Path(__file__).resolve().parents[1] / "data" / "schema1"
 
 def _installation(database: Path, tmp_path: Path) -> Path:
     """A data directory holding a copy of ``database``, and its config file."""
-    (tmp_path / "data").mkdir()
+    (tmp_path / "data").mkdir(parents=True)
     shutil.copyfile(database, tmp_path / "data" / "pbem.db")
     config_file = tmp_path / "pbem.toml"
     config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{tmp_path / "data"}"\n',
