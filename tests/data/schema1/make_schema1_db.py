@@ -8,7 +8,8 @@ Live state: Anna and Ben play a single game with the cube turned (Ben's move is 
 to 3 is in its second game (Ben dropped a double in the first, Anna's move is due); Dora, who
 writes German, won a single game against Carl (he dropped her double); Erik's invitation to Anna
 waits.  Every mail in and out is kept; the last
-mail each waiting player got is kept beside it (``*.eml``) for the test to answer.
+mail each waiting player got is kept beside it (``*.eml``) for the test to answer, and
+``waiting.json`` (written by hand) says who answers each, from which seat, and with what.
 """
 
 import shutil
