@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pbem.cli.loading import EXIT_USAGE, UsageError
 from pbem.cli.rules import RULES_LEGAL_HELP, rules_legal
+from pbem.store.revision import HEAD_REVISION
 
 
 MATCH_STATES = ("invited", "running", "finished", "declined")
@@ -169,11 +170,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    """The installed package's version (pyproject.toml's)."""
+    """The installed package's version (setuptools-scm made it from git: the release tag, or the
+    commits since it) and the schema revision this program reads and writes."""
     try:
-        return version("pbem")
+        number = version("pbem")
     except PackageNotFoundError:  # run from a source tree that was never installed
-        return "(not installed)"
+        number = "(not installed)"
+    return f"{number}, schema revision {HEAD_REVISION}"
 
 
 def subcommand_parsers(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:

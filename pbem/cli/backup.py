@@ -107,8 +107,8 @@ def _postgresql_advice(config: Config, command: str, what: str) -> int:
     finally:
         engine.dispose()
     url = make_url(config.database.url)
-    connection = f"--host={url.host or 'localhost'} --port={url.port or 5432} --username={url.username or ''}"
+    server = f"--host={url.host or 'localhost'} --port={url.port or 5432} --username={url.username or ''}"
     print(f"the database is PostgreSQL ({url.render_as_string(hide_password=True)}) and answers; pbem makes no "
-          f"{what} of it: use {command.format(connection=connection, database=url.database)} "
+          f"{what} of it: use {command.format(connection=server, database=url.database)} "
           "(docs/operators.md, Backups)")
     return EXIT_NOT_MADE

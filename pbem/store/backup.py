@@ -24,8 +24,14 @@ class BackupError(Exception):
 
 
 def default_backup_path(data_dir: Path, revision: str | None, now: datetime) -> Path:
-    """``DATA_DIR/backups/pbem-<revision>-<UTC time>.db``: the revision says which pbem reads it."""
-    return data_dir / BACKUP_FOLDER / f"pbem-{revision or 'new'}-{now.strftime('%Y%m%dT%H%M%SZ')}.db"
+    """``DATA_DIR/backups/pbem-<revision>-<UTC time>.db`` (``-2``, ``-3``… for another in the
+    same second): the revision says which pbem reads it."""
+    stem = data_dir / BACKUP_FOLDER / f"pbem-{revision or 'new'}-{now.strftime('%Y%m%dT%H%M%SZ')}"
+    path, number = stem.with_name(stem.name + ".db"), 1
+    while path.exists():
+        number += 1
+        path = stem.with_name(f"{stem.name}-{number}.db")
+    return path
 
 
 def backup_sqlite(database: Path, target: Path) -> str | None:
@@ -34,17 +40,25 @@ def backup_sqlite(database: Path, target: Path) -> str | None:
     if target.exists():
         raise BackupError(f"{target} exists already; name a new file")
     target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")  # a copy cut short is never taken for a backup
+    partial.unlink(missing_ok=True)
     source = sqlite3.connect(database, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000)
     try:
-        source.execute("VACUUM INTO ?", (str(target),))
+        source.execute("VACUUM INTO ?", (str(partial),))
     except sqlite3.Error as exc:
-        target.unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
         raise BackupError(f"no backup of {database}: {exc}") from None
     finally:
         source.close()
-    with open(target, "rb") as written:  # on disk before it is called a backup
+    with open(partial, "rb") as written:  # on disk before it is called a backup
         os.fsync(written.fileno())
-    return check_backup(target)
+    try:
+        revision = check_backup(partial)
+    except BackupError:
+        partial.unlink()
+        raise
+    os.rename(partial, target)
+    return revision
 
 
 def check_backup(path: Path) -> str | None:

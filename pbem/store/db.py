@@ -23,12 +23,13 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel, create_engine
 
+from pbem.store.revision import HEAD_REVISION
+
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
 
 MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records", "pbem.store.ledger", "pbem.store.watching")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-HEAD_REVISION = "0023"
 ALEMBIC_VERSION_TABLE = "alembic_version"
 LEGACY_VERSION_TABLE = "schema_version"
 """Where pbem before migrations recorded its schema version (1 or 2)."""

@@ -11,6 +11,8 @@ Revision ID: 0002
 Revises: 0001
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -20,7 +22,7 @@ down_revision = "0001"
 _TIME = sa.DateTime(timezone=True)
 
 
-def _players_columns() -> list[sa.Column]:
+def _players_columns() -> list[sa.Column[Any]]:
     return [
         sa.Column("rating_match", sa.Float(), nullable=False, server_default="1500"),
         sa.Column("experience_match", sa.Integer(), nullable=False, server_default="0"),
@@ -31,7 +33,7 @@ def _players_columns() -> list[sa.Column]:
     ]
 
 
-def _matches_columns() -> list[sa.Column]:
+def _matches_columns() -> list[sa.Column[Any]]:
     return [
         sa.Column("clock_seat", sa.Integer(), nullable=True),
         sa.Column("clock_started_at", _TIME, nullable=True),
@@ -87,10 +89,10 @@ def upgrade() -> None:
             sa.Column("finished_at", _TIME, nullable=True),
             *_matches_columns(),
         )
-        for column in ("status", "player0_id", "player1_id"):
-            op.create_index(f"ix_matches_{column}", "matches", [column])
-        for column in ("token0", "token1"):
-            op.create_index(f"ix_matches_{column}", "matches", [column], unique=True)
+        for name in ("status", "player0_id", "player1_id"):
+            op.create_index(f"ix_matches_{name}", "matches", [name])
+        for name in ("token0", "token1"):
+            op.create_index(f"ix_matches_{name}", "matches", [name], unique=True)
     op.create_index("ix_matches_deadline_at", "matches", ["deadline_at"])
     if "finished_games" not in tables:
         op.create_table(
