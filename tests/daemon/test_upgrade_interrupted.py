@@ -30,8 +30,8 @@ KILLED = Path(__file__).resolve().parent / "killed_after_statements.py"
 POINTS = int(os.environ.get("PBEM_UPGRADE_KILL_POINTS", "6"))
 
 
-def _upgrade(config_file: Path, kill_after: int) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PBEM_KILL_AFTER": str(kill_after),
+def _upgrade(config_file: Path, kill_after: int, fail: bool = False) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PBEM_KILL_AFTER": str(kill_after), "PBEM_FAIL_INSTEAD": "1" if fail else "",
                    "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                   os.environ.get("PYTHONPATH", "")])}
     return subprocess.run([sys.executable, str(KILLED), "db", "upgrade", "--config", str(config_file)],
@@ -55,6 +55,9 @@ def _killed_at_many_points_then_finished(config_file: Path, url: str, before: st
         run = _upgrade(config_file, point)
         assert run.returncode == -signal.SIGKILL, (point, run.stderr)
         assert _state(url) == (before, []), point
+    failed = _upgrade(config_file, points[len(points) // 2], fail=True)  # a migration's error, midway
+    assert failed.returncode != 0 and "made to fail by the test" in failed.stderr, failed.stderr
+    assert _state(url) == (before, [])
     finished = _upgrade(config_file, 0)
     assert finished.returncode == 0, finished.stderr
     assert f"from revision {before} to {head_revision()}" in finished.stdout
