@@ -49,11 +49,11 @@ def restore(args: argparse.Namespace) -> int:
     if not _is_sqlite(config):
         return _postgresql_advice(config, "pg_restore --clean --if-exists {connection} --dbname={database} FILE",
                                   "restore")
-    from pbem.daemon.scheduler import AlreadyServing, _sqlite_daemon_lock
+    from pbem.daemon.scheduler import AlreadyServing, sqlite_daemon_lock
 
     database = _sqlite_path(config)
     try:
-        with _sqlite_daemon_lock(config):
+        with sqlite_daemon_lock(config):
             revision, kept = restore_sqlite(database, args.file, utc_now())
     except AlreadyServing:
         raise UsageError(f"pbem serve is running on {database}: stop it first, then restore") from None

@@ -16,7 +16,7 @@ from post_office import Player, PostOffice, invite_and_accept  # noqa: E402
 
 from pbem.cli import main  # noqa: E402
 from pbem.config import load_config  # noqa: E402
-from pbem.daemon.scheduler import _sqlite_daemon_lock  # noqa: E402
+from pbem.daemon.scheduler import sqlite_daemon_lock  # noqa: E402
 
 from test_migrations import SCHEMA_1, _installation  # noqa: E402
 
@@ -57,7 +57,7 @@ def test_a_backup_taken_while_another_connection_writes_restores_and_the_later_m
     _steps(office, (anna, ben), match_id, 4)
     later = office.snapshot()
     assert later != at_backup
-    with _sqlite_daemon_lock(config):  # a daemon running: nothing is touched
+    with sqlite_daemon_lock(config):  # a daemon running: nothing is touched
         assert main(["restore", str(backup), "--config", str(config_file)]) == 2
         assert "stop it first" in capsys.readouterr().err
     office.engine.dispose()
