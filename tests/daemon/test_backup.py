@@ -93,3 +93,22 @@ def test_on_postgresql_backup_says_how_pg_dump_does_it_after_checking_the_connec
     assert main(["backup", "--config", str(config_file)]) == 1
     said = capsys.readouterr().out
     assert "pg_dump --format=custom --file=FILE --host=127.0.0.1" in said and "answers" in said
+
+
+@pytest.mark.sqlite_only
+def test_restore_refuses_a_file_that_is_no_pbem_backup_and_changes_nothing(config_file, config, engine, capsys):
+    database = config.data_dir / "pbem.db"
+    engine.dispose()
+    before = database.read_bytes()
+    for name, content in (("text.db", b"not a database at all, but long enough to be read as one" * 100),
+                          ("other.db", None)):
+        path = config.data_dir.parent / name
+        if content is None:
+            with sqlite3.connect(path) as other:
+                other.execute("CREATE TABLE notes (text TEXT)")
+        else:
+            path.write_bytes(content)
+        assert main(["restore", str(path), "--config", str(config_file)]) == 2
+        assert "nothing was restored" in capsys.readouterr().err
+    assert database.read_bytes() == before
+    assert not [path for path in config.data_dir.iterdir() if "restor" in path.name]  # nothing moved aside
