@@ -1,6 +1,6 @@
 """Issue 36: no migration may strand an old installation.  ``tests/data/`` keeps a database made
-by the code of several schema revisions (0001: the first releases; 0012: the middle; 0022: the
-last before today's), each with live games: one with the cube turned, a match in its second game,
+by the code of several schema revisions (0001: the first releases; 0012 and 0019 between; 0022:
+the last before today's), each with live games: one with the cube turned, a match in its second game,
 a game against the Assistant (0012 on), an open invitation, a player who writes German, one on
 vacation (0012 on), a finished game; and the last mail the old version sent each waiting player.
 Each is upgraded to the newest revision, and every waiting player answers that old mail."""
@@ -24,7 +24,8 @@ from pbem.store.db import head_revision  # noqa: E402
 from test_migrations import _differences_from_the_models, _installation, _kept_mail  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-KEPT = {"0001": DATA / "schema1", "0012": DATA / "revision0012", "0022": DATA / "revision0022"}
+KEPT = {"0001": DATA / "schema1", "0012": DATA / "revision0012", "0019": DATA / "revision0019",
+        "0022": DATA / "revision0022"}
 
 
 @pytest.mark.sqlite_only
