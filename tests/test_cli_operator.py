@@ -47,7 +47,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as ended:
         main(["--version"])
     assert ended.value.code == 0
-    assert capsys.readouterr().out.startswith("pbem ")
+    said = capsys.readouterr().out
+    assert said.startswith("pbem ") and said.endswith(f", schema revision {head_revision()}\n")
 
 
 def test_every_subcommand_has_a_description_on_its_help_page() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pbem.cli.loading import EXIT_USAGE, UsageError
 from pbem.cli.rules import RULES_LEGAL_HELP, rules_legal
+from pbem.store.revision import HEAD_REVISION
 
 
 MATCH_STATES = ("invited", "running", "finished", "declined")
@@ -121,12 +122,24 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--match", type=int, metavar="ID",
                         help="the match's .mat and revealed seeds from the database (see pbem games)")
 
+    backup = command("backup", "backup", "backup",
+                     "copy the database while the daemon runs (SQLite; on PostgreSQL: how pg_dump does it)")
+    backup.add_argument("file", nargs="?", type=Path, metavar="FILE",
+                        help="a new file (default: DATA_DIR/backups/pbem-REVISION-TIME.db)")
+    restore = command("restore", "backup", "restore",
+                      "put a backup in place of the database, the daemon stopped; mails of the local inbox "
+                      "applied since are applied again")
+    restore.add_argument("file", type=Path, metavar="FILE", help="a file pbem backup wrote")
+
     database = commands.add_parser("db", help="the database's schema: status, upgrade")
     database_commands = database.add_subparsers(title="db commands", metavar="COMMAND", required=True)
     for name, text in (("status", "the schema revision of the database and of this program; exit 1 if out of date"),
                        ("upgrade", "bring the database to this program's schema, keeping every row")):
         sub = database_commands.add_parser(name, help=text, parents=[config])
         sub.set_defaults(run=_runs("db", name), command=f"db {name}")
+    database_commands.choices["upgrade"].add_argument(
+        "--no-backup", action="store_true",
+        help="do not first copy an SQLite database to DATA_DIR/backups (it does by default)")
 
     credit = commands.add_parser("credits", help="play-money accounts: grant credits, show a balance")
     credit_commands = credit.add_subparsers(title="credits commands", metavar="COMMAND", required=True)
@@ -157,11 +170,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    """The installed package's version (pyproject.toml's)."""
+    """The installed package's version (setuptools-scm made it from git: the release tag, or the
+    commits since it) and the schema revision this program reads and writes."""
     try:
-        return version("pbem")
+        number = version("pbem")
     except PackageNotFoundError:  # run from a source tree that was never installed
-        return "(not installed)"
+        number = "(not installed)"
+    return f"{number}, schema revision {HEAD_REVISION}"
 
 
 def subcommand_parsers(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from pbem.cli.loading import UsageError, config_of, engine_of, missing_database, unusable_database
 from pbem.config import Config
-from pbem.store.db import SchemaError, head_revision, known_revisions, schema_revision, upgrade_schema
+from pbem.store.db import (SchemaError, head_revision, known_revisions, schema_revision, unknown_revision,
+                           upgrade_schema)
 
 EXIT_OUT_OF_DATE = 1
 
@@ -42,17 +44,19 @@ def schema_report(config: Config) -> tuple[list[str], bool]:
         return [f"new database: it will be created at revision {head}"], True
     lines = [f"database at revision {current}; this program: {head}"]
     if current not in known_revisions():
-        return lines + ["the database is newer than this program: upgrade pbem"], False
+        return lines + [unknown_revision(current)], False
     if current != head:
         return lines + ["run `pbem db upgrade` (back up the database first)"], False
     return lines, True
 
 
 def upgrade(args: argparse.Namespace) -> int:
-    """Bring the database to this program's revision, keeping every row."""
+    """Bring the database to this program's revision, keeping every row; an SQLite database is
+    backed up first unless ``--no-backup``."""
     config = config_of(args.config, mail_secrets=False)
     engine = engine_of(config)
     try:
+        _backup_first(config, engine, args.no_backup)
         before, now = upgrade_schema(engine)
     except SchemaError as exc:
         raise UsageError(str(exc)) from None
@@ -63,3 +67,21 @@ def upgrade(args: argparse.Namespace) -> int:
     print(f"database upgraded from revision {before} to {now}" if before != now else f"database at revision {now}",
           file=sys.stdout)
     return 0
+
+
+def _backup_first(config: Config, engine: Engine, skip: bool) -> None:
+    """Before an upgrade changes anything: a backup of an SQLite database, and where it is; on
+    PostgreSQL, a reminder of pg_dump (the upgrade is one transaction there too)."""
+    with engine.connect() as connection:
+        current = schema_revision(connection)
+    if current is None or current == head_revision() or current not in known_revisions():
+        return
+    if engine.dialect.name != "sqlite":
+        print("PostgreSQL: pbem takes no backup of it; take one with pg_dump first (`pbem backup` says how)")
+        return
+    if skip:
+        print("no backup taken (--no-backup)")
+        return
+    from pbem.cli.backup import take_backup
+
+    print(f"backup of revision {current} written to {take_backup(config, None, current)}", flush=True)

@@ -185,9 +185,10 @@ class AlreadyServing(Exception):
 
 
 @contextmanager
-def _sqlite_daemon_lock(config: Config) -> Iterator[None]:
+def sqlite_daemon_lock(config: Config) -> Iterator[None]:
     """On SQLite, one daemon per database file: an exclusive lock on ``FILE.serve-lock`` for as long
-    as the daemon runs (the kernel drops it when the process dies).  Several daemons need PostgreSQL."""
+    as the daemon runs (the kernel drops it when the process dies).  Several daemons need PostgreSQL.
+    ``pbem restore`` takes it too: it replaces the file only while no daemon runs on it."""
     url = make_url(config.database.url)
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         yield
@@ -211,7 +212,7 @@ async def serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob] = 
     """Run `handler` on the mail of `config`, and `jobs`, until SIGTERM/SIGINT (the CLI wires in
     the game service; tests may wire in another handler); with ``[web]`` and ``web_app``, the
     web board too, in the same event loop."""
-    with _sqlite_daemon_lock(config):
+    with sqlite_daemon_lock(config):
         await _serve(config, handler, jobs, web_app)
 
 
@@ -239,7 +240,7 @@ async def _serve(config: Config, handler: Handler, jobs: Sequence[PeriodicJob], 
     try:
         pipeline = MailPipeline(engine, source, sink, handler, give_up_after=config.limits.give_up_after,
                                 journal=FileJournal(config.applying_dir))
-        if engine.dialect.name == "sqlite":  # the only daemon on this file (_sqlite_daemon_lock)
+        if engine.dialect.name == "sqlite":  # the only daemon on this file (sqlite_daemon_lock)
             pipeline.take_back_leases()
         if web is not None:
             web.start()

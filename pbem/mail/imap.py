@@ -20,7 +20,7 @@ import logging
 import re
 import ssl
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -234,14 +234,18 @@ class ImapSession:
                 raise MailServerError(f"cannot create the folder {folder!r} ({_text(response)})")
         self._folders.add(folder)
 
-    async def idle(self, timeout: float) -> bool:
-        """Wait in IDLE up to `timeout` seconds; True as soon as the server reports new mail."""
+    async def idle(self, timeout: float, missed: Callable[[], Awaitable[bool]] | None = None) -> bool:
+        """Wait in IDLE up to `timeout` seconds; True as soon as the server reports new mail, or
+        at once when ``missed``, asked once IDLE has begun, finds mail that no push will announce
+        (it came before IDLE began, or was announced before and left unread)."""
         assert self._client is not None
         queue = self._client.protocol.idle_queue
         while not queue.empty():  # pushes of an earlier IDLE; the fetch after it has seen their mail
             queue.get_nowait()
         idle = await self._call(self._client.idle_start(timeout=min(timeout, IDLE_MAX_SECONDS)))
         try:
+            if missed is not None and await missed():
+                return True
             deadline = time.monotonic() + timeout
             while (remaining := deadline - time.monotonic()) > 0:
                 push = asyncio.ensure_future(queue.get())
@@ -317,6 +321,9 @@ class ImapSource:
         self._backoff = _Backoff()
         self._unmovable: set[str] = set()
         """Folders that could not be created or moved to: mail for them is flagged instead."""
+        self._fetched_up_to: tuple[int, int] | None = None
+        """(UIDVALIDITY, the highest UID) of the mails the last fetch returned: a pending mail above
+        it has not been read yet."""
 
     def __repr__(self) -> str:
         config = self.config
@@ -329,13 +336,32 @@ class ImapSource:
                 return []
             messages = []
             try:
-                for uid in (await session.pending_uids())[:FETCH_BATCH]:
+                batch = (await session.pending_uids())[:FETCH_BATCH]
+                for uid in batch:
                     raw = await session.fetch(uid)
                     if raw is not None:
                         messages.append(SourceMessage(f"{session.uidvalidity}:{uid}", raw))
+                self._fetched_up_to = (session.uidvalidity, max(batch, default=0))
             except Exception as exc:
                 self._trouble("_commands", exc)
             return messages
+
+    async def _unread(self) -> bool:
+        """Whether a mail waits that the last fetch did not return: one that came between that
+        fetch and the watcher's IDLE, which the server may announce in no IDLE push, or one
+        beyond the fetch's batch, announced already (issue 36: a burst waited for the poll)."""
+        async with self._lock:
+            session = await self._session("_commands")
+            if session is None:
+                return False
+            try:
+                pending = await session.pending_uids()
+            except Exception as exc:
+                self._trouble("_commands", exc)
+                return False
+            if self._fetched_up_to is None or self._fetched_up_to[0] != session.uidvalidity:
+                return bool(pending)
+            return any(uid > self._fetched_up_to[1] for uid in pending)
 
     async def mark_done(self, key: str) -> None:
         await self._put_away(key, DONE_FOLDER, DONE_KEYWORD)
@@ -382,7 +408,7 @@ class ImapSource:
             await asyncio.sleep(max(0.0, deadline - time.monotonic()))
             return
         try:
-            await watcher.idle(max(0.0, deadline - time.monotonic()))
+            await watcher.idle(max(0.0, deadline - time.monotonic()), self._unread)
         except asyncio.CancelledError:
             self._drop("_watcher")
             raise

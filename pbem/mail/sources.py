@@ -106,6 +106,18 @@ class MaildirSource:
                 requeued += 1
         return requeued
 
+    def replay(self, known: set[str]) -> int:
+        """Put every done mail whose Message-ID is not in ``known`` back into the inbox, in the
+        order it came (a rename keeps its time): after a restore, the mails applied since the
+        backup was taken, which the restored database has never seen."""
+        replayed = 0
+        for sub in ("new", "cur"):
+            for path in sorted((self.path / DONE_FOLDER / sub).iterdir()):
+                if not path.name.startswith(".") and message_id_of(path.read_bytes()) not in known:
+                    os.rename(path, self.path / "new" / path.name)
+                    replayed += 1
+        return replayed
+
     async def close(self) -> None:
         return None
 

@@ -23,22 +23,23 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel, create_engine
 
+from pbem.store.revision import HEAD_REVISION
+
 if TYPE_CHECKING:
     from alembic.config import Config as AlembicConfig
 
 MODEL_MODULES = ("pbem.store.mail_records", "pbem.store.game_records", "pbem.store.ledger", "pbem.store.watching")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-HEAD_REVISION = "0023"
 ALEMBIC_VERSION_TABLE = "alembic_version"
 LEGACY_VERSION_TABLE = "schema_version"
-"""Where pbem before migrations recorded its schema version (2)."""
+"""Where pbem before migrations recorded its schema version (1 or 2)."""
 SCHEMA_LOCK_KEY = 0x70626D  # "pbm"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 T = TypeVar("T")
 
 
 class SchemaError(Exception):
-    """The database is at another schema revision than the program (newer, or not yet upgraded)."""
+    """The database is at another schema revision than the program (unknown to it, or not yet upgraded)."""
 
 
 def utc_now() -> datetime:
@@ -225,9 +226,18 @@ def known_revisions() -> set[str]:
     return {script.revision for script in ScriptDirectory(str(MIGRATIONS)).walk_revisions()}
 
 
+def unknown_revision(revision: str) -> str:
+    """What to say of a database at a revision this program has no migration for: a newer pbem
+    (or another branch) wrote it, or it is damaged; nothing of it is changed."""
+    return (f"the database has schema revision {revision}, which this program does not know (its newest is "
+            f"{head_revision()}; nothing was changed): run the pbem release that wrote it, or a newer one "
+            f"(`pbem --version` names the revision it knows), or restore the backup taken before it was written")
+
+
 def schema_revision(connection: Connection) -> str | None:
-    """The database's schema revision: Alembic's, else ``0002`` for a database of pbem before
-    migrations (it has a ``schema_version`` table), else None for a new, empty database."""
+    """The database's schema revision: Alembic's, else ``0001`` or ``0002`` for a database of
+    pbem before migrations (the version in its ``schema_version`` table), else None for a new,
+    empty database."""
     tables = inspect(connection)
     if tables.has_table(ALEMBIC_VERSION_TABLE):
         current = connection.execute(text(f"SELECT version_num FROM {ALEMBIC_VERSION_TABLE}")).scalar()
@@ -264,8 +274,7 @@ def create_schema(engine: Engine) -> None:
         elif current == head:
             return
         elif current not in known_revisions():
-            raise SchemaError(f"the database has schema revision {current}, newer than this program's "
-                              f"{head}; upgrade pbem")
+            raise SchemaError(unknown_revision(current))
         else:
             raise SchemaError(f"the database has schema revision {current}, older than this program's {head}: "
                               "back it up, then run `pbem db upgrade` with the same --config")
@@ -275,26 +284,54 @@ def upgrade_schema(engine: Engine) -> tuple[str | None, str]:
     """``pbem db upgrade``: bring the database to the newest revision, keeping every row;
     returns (the revision before, the revision now).
 
+    All of it is one transaction, DDL included, so that an upgrade killed at any point (or
+    failing) leaves the old schema and a rerun starts it again; on PostgreSQL DDL is
+    transactional, on SQLite a connection of its own makes it so (:func:`_migration_engine`).
     On SQLite a migration may rebuild a table others refer to, which SQLite allows only with its
-    foreign key checks off (they cannot be switched inside a transaction); they are checked
-    once before the migration commits, and switched on again after it.
+    foreign key checks off: they are checked once before the migration commits.
     """
-    with engine.connect() as connection:
-        sqlite = connection.dialect.name == "sqlite"
-        if sqlite:
-            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
-            connection.commit()
-        try:
-            with connection.begin():
-                result = _upgrade(connection)
-                if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall():
-                    raise SchemaError("the upgraded database would break a reference between its tables; "
-                                      "nothing was changed")
-            return result
-        finally:
-            if sqlite:
-                connection.exec_driver_sql("PRAGMA foreign_keys=ON")
-                connection.commit()
+    migration_engine = _migration_engine(engine)
+    try:
+        with migration_engine.begin() as connection:
+            result = _upgrade(connection)
+            if connection.dialect.name == "sqlite" and \
+                    connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall():
+                raise SchemaError("the upgraded database would break a reference between its tables; "
+                                  "nothing was changed")
+        return result
+    finally:
+        if migration_engine is not engine:
+            migration_engine.dispose()
+
+
+def _migration_engine(engine: Engine) -> Engine:
+    """The engine schema work runs on: ``engine`` itself on PostgreSQL; on SQLite one whose
+    transactions hold DDL too.  Python's sqlite3 module, left to itself, begins a transaction
+    only before INSERT, UPDATE or DELETE, so a migration's CREATE TABLE (Alembic's
+    ``_alembic_tmp_*`` copies) would be committed at once and a killed upgrade leave it behind:
+    this engine takes over the transactions (the "pysqlite transaction fix" of SQLAlchemy's
+    SQLite documentation), begins them with BEGIN IMMEDIATE (the write lock at once, so a
+    running daemon waits rather than fails midway), and runs with foreign key checks off (they
+    cannot be switched inside a transaction)."""
+    if engine.dialect.name != "sqlite" or engine.url.database in (None, "", ":memory:"):
+        return engine
+    migration_engine = create_engine(engine.url, connect_args={"check_same_thread": False,
+                                                               "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+
+    def connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # no implicit BEGIN or COMMIT by the driver
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys=OFF")
+        cursor.close()
+
+    def begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    event.listen(migration_engine, "connect", connect)
+    event.listen(migration_engine, "begin", begin)
+    return migration_engine
 
 
 def _upgrade(connection: Connection) -> tuple[str | None, str]:
@@ -305,8 +342,7 @@ def _upgrade(connection: Connection) -> tuple[str | None, str]:
     before = schema_revision(connection)
     head = head_revision()
     if before is not None and before not in known_revisions():
-        raise SchemaError(f"the database has schema revision {before}, newer than this program's "
-                          f"{head}; upgrade pbem")
+        raise SchemaError(unknown_revision(before))
     if before is None:
         import_model_modules()
         SQLModel.metadata.create_all(connection)

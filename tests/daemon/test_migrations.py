@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import sys
+from email import message_from_bytes, policy
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlmodel import SQLModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
-from post_office import LoadedDice, Player, PostOffice, text_of  # noqa: E402
+from post_office import LoadedDice, Player, PostOffice, recipient, text_of  # noqa: E402
 
 from pbem.cli import main  # noqa: E402
 from pbem.config import load_config  # noqa: E402
@@ -124,28 +126,37 @@ def test_raw_mails_are_stored_with_lz4_on_postgresql_new_and_upgraded(postgres):
     create_schema(engine)
     with engine.connect() as connection:
         assert [tuple(row) for row in connection.execute(text(RAW_STORAGE))] == fast
-    before = ScriptDirectory(str(MIGRATIONS)).get_revision("0011").down_revision
-    assert isinstance(before, str)
-    with engine.begin() as connection:  # as the revision before 0011 left it: the server's default, pglz
-        for table in ("inbound_mail", "outbound_mail"):
-            connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN raw SET COMPRESSION pglz"))
-        for added_later in ("players DROP COLUMN automove", "players DROP COLUMN greedy", "seats DROP COLUMN news",
-                            "players DROP COLUMN page_token", "players DROP COLUMN bounces",
-                            "players DROP COLUMN unsubscribe_token",
-                            "outbound_mail DROP COLUMN bounce_tag", "matches DROP COLUMN tournament_id",
-                            "matches DROP COLUMN tournament_round", "matches DROP COLUMN tournament_index",
-                            "matches DROP COLUMN ladder_id", "account_confirmations DROP COLUMN invited_by"):
-            connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0018 add
-        for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch",
-                      "rating_counts"):
-            connection.execute(text(f"DROP TABLE {table}"))
-        _indexes_before_0020(connection)
-        connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
-        connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
+    with engine.begin() as connection:
+        before = back_to_before_0011(connection)
     assert upgrade_schema(engine) == (before, head_revision())
     with engine.connect() as connection:
         assert [tuple(row) for row in connection.execute(text(RAW_STORAGE))] == fast
     engine.dispose()
+
+
+def back_to_before_0011(connection) -> str:
+    """Turn a PostgreSQL database of the newest revision back into one of the revision before
+    0011 (which it returns): what 0011 to the newest add is taken away again."""
+    from sqlalchemy import text
+
+    before = ScriptDirectory(str(MIGRATIONS)).get_revision("0011").down_revision
+    assert isinstance(before, str)
+    for table in ("inbound_mail", "outbound_mail"):  # as the revision before 0011 left it: the server's default, pglz
+        connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN raw SET COMPRESSION pglz"))
+    for added_later in ("players DROP COLUMN automove", "players DROP COLUMN greedy", "seats DROP COLUMN news",
+                        "players DROP COLUMN page_token", "players DROP COLUMN bounces",
+                        "players DROP COLUMN unsubscribe_token",
+                        "outbound_mail DROP COLUMN bounce_tag", "matches DROP COLUMN tournament_id",
+                        "matches DROP COLUMN tournament_round", "matches DROP COLUMN tournament_index",
+                        "matches DROP COLUMN ladder_id", "account_confirmations DROP COLUMN invited_by"):
+        connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0018 add
+    for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch",
+                  "rating_counts"):
+        connection.execute(text(f"DROP TABLE {table}"))
+    _indexes_before_0020(connection)
+    connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
+    connection.execute(text(f"UPDATE alembic_version SET version_num = '{before}'"))
+    return before
 
 
 def _indexes_before_0020(connection) -> None:
@@ -262,3 +273,76 @@ def test_revision_0023_keeps_each_delivery_failures_reason(engine):
     with engine.connect() as connection:
         assert connection.execute(text("SELECT address, reason FROM delivery_failures")).all() == [
             ("ben@example.net", "")]
+
+
+SCHEMA_1 = Path(__file__).resolve().parents[1] / "data" / "schema1"
+
+
+def _installation(database: Path, tmp_path: Path) -> Path:
+    """A data directory holding a copy of ``database``, and its config file."""
+    (tmp_path / "data").mkdir(parents=True)
+    shutil.copyfile(database, tmp_path / "data" / "pbem.db")
+    config_file = tmp_path / "pbem.toml"
+    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{tmp_path / "data"}"\n',
+                           "utf-8")
+    return config_file
+
+
+def _kept_mail(directory: Path, name: str) -> EmailMessage:
+    return message_from_bytes((directory / f"{name}.eml").read_bytes(), policy=policy.default)  # type: ignore[return-value]
+
+
+def _plays_on(office: PostOffice, player: Player, seat: int, mail: EmailMessage) -> list[EmailMessage]:
+    """``player`` answers the last mail the old version sent them as a player reading it would
+    (roll, take or the first legal move): the game goes on and the opponent is sent the board."""
+    command = player.next_command(seat, mail)
+    assert command is not None, text_of(mail)
+    before = office.snapshot()
+    sent = player.reply(command, to=mail)
+    assert office.snapshot() != before, [text_of(answer) for answer in sent]
+    to_opponent = [answer for answer in sent if recipient(answer) != player.address]
+    assert to_opponent and f"{player.name} " in text_of(to_opponent[0]), [text_of(answer) for answer in sent]
+    assert "Position ID:" in text_of(to_opponent[0])
+    return sent
+
+
+@pytest.mark.sqlite_only
+def test_a_database_of_the_first_releases_is_upgraded_and_every_game_plays_on(tmp_path, capsys):
+    """Issue 36: schema version 1 (the releases before revision 0002) was named "newer"."""
+    config_file = _installation(SCHEMA_1 / "pbem.db", tmp_path)
+    assert main(["db", "status", "--config", str(config_file)]) == 1
+    assert "database at revision 0001" in capsys.readouterr().out
+    assert main(["games", "--config", str(config_file)]) == 2
+    assert "run `pbem db upgrade`" in capsys.readouterr().err
+    assert main(["db", "upgrade", "--config", str(config_file)]) == 0
+    assert f"from revision 0001 to {head_revision()}" in capsys.readouterr().out
+    assert _differences_from_the_models(tmp_path / "data" / "pbem.db") == []
+
+    office = PostOffice(load_config(config_file), LoadedDice(seed=3))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    dora = Player(office, "dora@example.org", "Dora")
+    _plays_on(office, ben, 1, _kept_mail(SCHEMA_1, "ben-single"))  # cube at 2, Ben's move
+    _plays_on(office, anna, 0, _kept_mail(SCHEMA_1, "anna-match"))  # game 2 of the match
+    sent = anna.reply("accept", to=_kept_mail(SCHEMA_1, "anna-invitation"))
+    assert {recipient(mail) for mail in sent} == {"anna@example.org", "erik@example.org"}
+    assert "Position ID:" in text_of(anna.answers(sent)[0])
+    (answer,) = dora.write("games")  # her language kept
+    assert "Sie haben keine laufenden Spiele" in text_of(answer)
+    with sqlite3.connect(tmp_path / "data" / "pbem.db") as connection:  # Dora's won game kept for its .mat
+        assert connection.execute("SELECT status, score FROM matches WHERE id = 3").fetchone()[0] == "finished"
+        assert connection.execute("SELECT count(*) FROM finished_games WHERE match_id = 3").fetchone() == (1,)
+
+
+@pytest.mark.sqlite_only
+def test_a_revision_the_program_does_not_know_is_named_unknown_and_left_alone(old_database, capsys):
+    path, config_file = old_database
+    assert main(["db", "upgrade", "--config", str(config_file)]) == 0
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE alembic_version SET version_num = '0999'")
+    for command, code in ((["db", "status"], 1), (["db", "upgrade"], 2), (["games"], 2)):
+        assert main([*command, "--config", str(config_file)]) == code
+        said = capsys.readouterr()
+        assert "revision 0999, which this program does not know" in said.out + said.err
+        assert "newer than" not in said.out + said.err
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT version_num FROM alembic_version").fetchall() == [("0999",)]
