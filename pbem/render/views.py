@@ -175,6 +175,8 @@ class GameView:
     reply_to: str
     clock: dict[str, Any] | None
     web_link: str | None = None
+    rematch: bool = True
+    """Whether a finished match offers a rematch (a tournament's does not: its round mail says what comes next)."""
     """The seat's link to the game on the web board (None: the board is off, ``[web] enabled = false``)."""
     example: str | None = None
     board: str | None = None

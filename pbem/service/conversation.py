@@ -574,6 +574,7 @@ def game_view(table: Table, seat: int, config: Config, now: datetime, move_told:
         reply_to=reply_address(config.service.address, table.token(seat)),
         clock=clocks.clock_view(table, seat, config, now),
         web_link=None if config.web is None else config.web.link(table.token(seat)),
+        rematch=table.record.tournament_id is None,
     )
     prize = table.prize if table.status is MatchStatus.RUNNING else None
     if prize is not None:

@@ -100,6 +100,8 @@ def test_a_knockout_of_five_is_opened_joined_seeded_and_played_to_its_champion(o
     assert "the semi-finals are over" in prose_of(anna.last) and "Final: Erik – Ben" in prose_of(anna.last)
     sent = finish(office, by_address, final, "ben@example.org")
     assert tournament(office).status == "finished"
+    finalists = [mail for mail in sent if token_of(mail) in (office.table(final.id).token(0), office.table(final.id).token(1))]
+    assert finalists and all("rematch" not in text_of(mail) for mail in finalists), "a rematch is no step of a knockout"
     for player in players:
         mail = player.answers(sent)[-1] if player.answers(sent) else player.last
         champion = "you are the champion" if player is ben else "Ben is the champion"
