@@ -342,6 +342,11 @@ class Population:
         return MAX_STEPS
 
 
+PARTS = 16 + 8 + 4 + 6 + 2 * len(FORMATS["en"]) + 4 + 2 + 1
+"""The parts :func:`cast` hands out outside ``--small`` (three knockouts, the ladder, the pairs,
+the Assistant's players, the watchers, one away); each player takes at most three."""
+
+
 def cast(population: Population, small: bool) -> None:
     """Give the players their parts: who organises, joins, invites, challenges, watches."""
     members = list(population.members)
@@ -420,8 +425,8 @@ def main() -> int:
     options = parser.parse_args()
     if options.small:
         options.players = 8
-    elif options.players < 16:
-        parser.error("--players: at least 16 (a knockout of 16 is played), or --small")
+    elif options.players * 3 < PARTS:
+        parser.error(f"--players: at least {-(-PARTS // 3)} (each takes at most three of the {PARTS} parts), or --small")
     with tempfile.TemporaryDirectory(prefix="pbem-population-") as temporary:
         population = Population(Path(temporary), options.players, options.seed)
         cast(population, options.small)
