@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from post_office import prose_of, text_of
+from post_office import Player, prose_of, text_of
 
 from pbem.commands import Autoroll, CommandError, Copies, parse_commands
 
@@ -73,3 +73,18 @@ def test_the_settings_need_proof_and_are_named_in_the_help_and_the_first_mail(ac
     (help_mail,) = ben.write("help")
     assert "autoroll on / off" in text_of(help_mail) and "copies on / off" in text_of(help_mail)
     assert "automove off / on" in text_of(help_mail) and "greedy on / off" in text_of(help_mail)
+
+
+@pytest.mark.parametrize(("line", "subject"), [
+    ("lang de", "[Backgammon] Ihre Mails jetzt auf Deutsch"),
+    ("numbering fixed", "[Backgammon] Your numbering: fixed"),
+    ("autoroll on", "[Backgammon] Autoroll on"),
+    ("copies on", "[Backgammon] Copies of your moves on"),
+    ("automove off", "[Backgammon] Forced plays played by you"),
+    ("zählung fest", "[Backgammon] Ihre Zählung: feste"),
+])
+def test_a_setting_changed_is_answered_under_a_subject_that_names_it(office, line, subject):
+    """Issue 33: subjects that say what a mail is, not "Your mail to …" for every setting."""
+    player = Player(office, "dora@example.org", "Dora")
+    (answer,) = player.write_confirmed(line, yes="ja" if "Ihre" in subject else "yes")
+    assert str(answer["Subject"]) == subject
