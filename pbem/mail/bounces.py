@@ -156,7 +156,9 @@ def read_bounce(raw: bytes, service_address: str) -> Bounce | None:
         names = [address for address, reason in fields.items() if reason is block]
         if not any(address in found for address in names):
             found[names[0]] = block[2] != "delayed"
-    found = {address: final for address, final in found.items() if _PLAIN_ADDRESS.match(address)}
+    own = {message_id.strip("<>").lower() for message_id in ids}  # detectors take our quoted header for failures
+    found = {address: final for address, final in found.items()
+             if _PLAIN_ADDRESS.match(address) and address not in own and not _service_own(address, service_address)}
     named_only = not found  # no detector knew the shape: the addresses its text names
     if named_only:
         found = dict.fromkeys(_addresses_named(text, service_address), not warning)
@@ -236,6 +238,14 @@ def _complaints(message: Message) -> tuple[str, ...]:
                 if isinstance(inner, Message):
                     fields += [found for value in inner.get_all("To", []) for found in _addresses_in(str(value))]
     return tuple(dict.fromkeys(address.lower() for address in fields if _PLAIN_ADDRESS.match(address)))
+
+
+def _service_own(address: str, service_address: str) -> bool:
+    """The service's address or one of its +tag addresses (reply, bounce): never a recipient
+    that failed, though a returned mail's quoted header names them."""
+    local, _, domain = service_address.lower().rpartition("@")
+    address_local, _, address_domain = address.rpartition("@")
+    return address_domain == domain and (address_local == local or address_local.startswith(local + "+"))
 
 
 def _addresses_in(text: str) -> list[str]:
