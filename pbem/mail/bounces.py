@@ -337,7 +337,7 @@ def _diagnostic_in(text: str, address: str) -> str:
     for line in near:
         found = _SERVER_ANSWER.search(line)
         if found:
-            return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else found.group(0))
+            return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else _unbracketed(found.group(0)))
     if start is not None:
         following = [line for line in lines[start + 1:start + 4] if line.strip()][:1]
         for line in [lines[start], *following]:
@@ -347,7 +347,7 @@ def _diagnostic_in(text: str, address: str) -> str:
     for line in lines[:start]:
         found = _SERVER_ANSWER.search(line)
         if found:
-            return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else found.group(0))
+            return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else _unbracketed(found.group(0)))
     return ""
 
 
@@ -366,6 +366,12 @@ def _original_message_ids(message: Message, text: str) -> tuple[str, ...]:
                 found.append(str(inner.get("Message-ID", "")))
     found.extend(_MESSAGE_ID_LINE.findall(text))
     return tuple(dict.fromkeys(" ".join(message_id.split()) for message_id in found if message_id.strip()))
+
+
+def _unbracketed(answer: str) -> str:
+    """A server's answer without the bracket that closed it in the bounce's text (Sendmail's
+    ``(reason: 550 5.7.1 …)``): a closing bracket it did not open is not its own."""
+    return answer.rstrip()[:-1] if answer.rstrip().endswith(")") and answer.count(")") > answer.count("(") else answer
 
 
 def _without_continuations(line: str) -> str:

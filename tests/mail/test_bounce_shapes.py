@@ -154,3 +154,18 @@ def test_a_plain_bounce_quoting_our_header_inline_blames_the_recipient_not_our_o
     (failure,) = bounce.failures
     assert (failure.address, failure.reason, failure.diagnostic) == (
         BEN, Reason.BLOCKED, "550 Your IP 192.0.2.1 is listed in RBL; see https://x")
+
+
+def test_sendmails_bracketed_reason_is_quoted_without_its_closing_bracket():
+    """Plain Sendmail writes ``(reason: 550 …)`` under the address: the notice quotes the server's
+    answer, not the bracket around it (review of issue 35)."""
+    raw = (f"From: Mail Delivery Subsystem <MAILER-DAEMON>\nTo: games+bounce-{TAG}@pbem.test\n"
+           "Subject: Returned mail: see transcript for details\n\n"
+           "   ----- The following addresses had permanent fatal errors -----\n"
+           f"<{BEN}>\n    (reason: 550 5.7.1 Rejected: SPF check failed for 192.0.2.1)\n\n"
+           f"   ----- Original message follows -----\nMessage-ID: {MESSAGE_ID}\nTo: {BEN}\n\n").encode()
+    bounce = read_bounce(raw, SERVICE)
+    assert bounce is not None
+    (failure,) = bounce.failures
+    assert (failure.address, failure.reason, failure.diagnostic) == (
+        BEN, Reason.AUTHENTICATION, "550 5.7.1 Rejected: SPF check failed for 192.0.2.1")
