@@ -156,7 +156,9 @@ def read_bounce(raw: bytes, service_address: str) -> Bounce | None:
         names = [address for address, reason in fields.items() if reason is block]
         if not any(address in found for address in names):
             found[names[0]] = block[2] != "delayed"
-    found = {address: final for address, final in found.items() if _PLAIN_ADDRESS.match(address)}
+    own = {message_id.strip("<>").lower() for message_id in ids}  # detectors take our quoted header for failures
+    found = {address: final for address, final in found.items()
+             if _PLAIN_ADDRESS.match(address) and address not in own and not _service_own(address, service_address)}
     named_only = not found  # no detector knew the shape: the addresses its text names
     if named_only:
         found = dict.fromkeys(_addresses_named(text, service_address), not warning)
@@ -236,6 +238,14 @@ def _complaints(message: Message) -> tuple[str, ...]:
                 if isinstance(inner, Message):
                     fields += [found for value in inner.get_all("To", []) for found in _addresses_in(str(value))]
     return tuple(dict.fromkeys(address.lower() for address in fields if _PLAIN_ADDRESS.match(address)))
+
+
+def _service_own(address: str, service_address: str) -> bool:
+    """The service's address or one of its +tag addresses (reply, bounce): never a recipient
+    that failed, though a returned mail's quoted header names them."""
+    local, _, domain = service_address.lower().rpartition("@")
+    address_local, _, address_domain = address.rpartition("@")
+    return address_domain == domain and (address_local == local or address_local.startswith(local + "+"))
 
 
 def _addresses_in(text: str) -> list[str]:
@@ -327,7 +337,7 @@ def _diagnostic_in(text: str, address: str) -> str:
     for line in near:
         found = _SERVER_ANSWER.search(line)
         if found:
-            return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else found.group(0))
+            return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else _unbracketed(found.group(0)))
     if start is not None:
         following = [line for line in lines[start + 1:start + 4] if line.strip()][:1]
         for line in [lines[start], *following]:
@@ -337,7 +347,7 @@ def _diagnostic_in(text: str, address: str) -> str:
     for line in lines[:start]:
         found = _SERVER_ANSWER.search(line)
         if found:
-            return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else found.group(0))
+            return _one_line(line if _BARE_STATUS.fullmatch(found.group(0)) else _unbracketed(found.group(0)))
     return ""
 
 
@@ -356,6 +366,12 @@ def _original_message_ids(message: Message, text: str) -> tuple[str, ...]:
                 found.append(str(inner.get("Message-ID", "")))
     found.extend(_MESSAGE_ID_LINE.findall(text))
     return tuple(dict.fromkeys(" ".join(message_id.split()) for message_id in found if message_id.strip()))
+
+
+def _unbracketed(answer: str) -> str:
+    """A server's answer without the bracket that closed it in the bounce's text (Sendmail's
+    ``(reason: 550 5.7.1 …)``): a closing bracket it did not open is not its own."""
+    return answer.rstrip()[:-1] if answer.rstrip().endswith(")") and answer.count(")") > answer.count("(") else answer
 
 
 def _without_continuations(line: str) -> str:

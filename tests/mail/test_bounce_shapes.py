@@ -136,3 +136,36 @@ def test_the_detectors_read_only_the_top_of_a_large_bounce(monkeypatch):
     bounce = read_bounce(raw, SERVICE)
     assert bounce is not None and [failure.address for failure in bounce.failures] == [BEN]
     assert len(given) == 1 and given[0] <= bounces.DETECTOR_BYTES + 1024 < len(raw)
+
+
+def test_a_plain_bounce_quoting_our_header_inline_blames_the_recipient_not_our_own_addresses():
+    """A bounce of no known shape whose text goes on into our mail's header (review of issue 35):
+    a detector takes the service's addresses and our Message-ID there for failed recipients; the
+    failure is the invitee's, with the server's line as its reason (here a block of the service)."""
+    raw = (f"From: <>\nTo: games+bounce-{TAG}@pbem.test\nSubject: Undelivered Mail\n"
+           "Content-Type: text/plain\n\nThe following address failed:\n\n"
+           f"  {BEN}\n    550 Your IP 192.0.2.1 is listed in RBL; see https://x\n\n"
+           f"------ original message ------\nReturn-Path: <games+bounce-{TAG}@pbem.test>\n"
+           f"From: Backgammon by Mail <{SERVICE}>\nTo: {BEN}\n"
+           "Reply-To: Backgammon by Mail <games+qwertyuiopasdfghjklzxcvbnm@pbem.test>\n"
+           f"Message-ID: {MESSAGE_ID}\nAuto-Submitted: auto-replied\n\n").encode()
+    bounce = read_bounce(raw, SERVICE)
+    assert bounce is not None
+    (failure,) = bounce.failures
+    assert (failure.address, failure.reason, failure.diagnostic) == (
+        BEN, Reason.BLOCKED, "550 Your IP 192.0.2.1 is listed in RBL; see https://x")
+
+
+def test_sendmails_bracketed_reason_is_quoted_without_its_closing_bracket():
+    """Plain Sendmail writes ``(reason: 550 …)`` under the address: the notice quotes the server's
+    answer, not the bracket around it (review of issue 35)."""
+    raw = (f"From: Mail Delivery Subsystem <MAILER-DAEMON>\nTo: games+bounce-{TAG}@pbem.test\n"
+           "Subject: Returned mail: see transcript for details\n\n"
+           "   ----- The following addresses had permanent fatal errors -----\n"
+           f"<{BEN}>\n    (reason: 550 5.7.1 Rejected: SPF check failed for 192.0.2.1)\n\n"
+           f"   ----- Original message follows -----\nMessage-ID: {MESSAGE_ID}\nTo: {BEN}\n\n").encode()
+    bounce = read_bounce(raw, SERVICE)
+    assert bounce is not None
+    (failure,) = bounce.failures
+    assert (failure.address, failure.reason, failure.diagnostic) == (
+        BEN, Reason.AUTHENTICATION, "550 5.7.1 Rejected: SPF check failed for 192.0.2.1")
