@@ -48,7 +48,10 @@ CALLS = {
 }
 JOINED = re.compile(r"\(([a-z0-9]{6})\)(?:: \d+ of \d+ players so far| beigetreten: bisher \d+ von \d+ Spielern)")
 NEXT_BEGUN = re.compile(r"Your next match has begun|Ihre nächste Partie hat begonnen")
-"""A round mail's word that the reader's next match has begun (it may come after that match's first mail)."""
+NEXT_PENDING = re.compile(r"Your next match is .{1,40}?; it begins|Ihre nächste Partie ist .{1,40}?; sie beginnt")
+"""A round mail's words on the reader's next match (begun, or waiting for its opponent): such a
+mail speaks of the present, so it may come after the reader's game mails of a later round, if it
+is true when sent."""
 ROUND_OVER = re.compile(r"\(([a-z0-9]{6})\): (round \d+|Runde \d+|the semi-finals|the final|die Halbfinals|das Finale) (?:is|are|ist|sind) (?:over|vorbei)")
 
 
@@ -187,7 +190,8 @@ class Checker:
 
     def _tournament_notice(self, session: Session, mail: EmailMessage, who: str) -> None:
         """A join confirmation must not say "not begun" of a running tournament, nor come after
-        its first game mail; a round's results must not come after the reader's next round began."""
+        its first game mail; a round mail must tell the reader's next match truly, and one that
+        tells nothing of it must not come after the reader's next round began."""
         text = " ".join(text_of(mail).split())
         joined, over = JOINED.search(text), ROUND_OVER.search(text)
         found = joined or over
@@ -202,10 +206,23 @@ class Checker:
             total = (tournament.size - 1).bit_length()
             word = over.group(2)
             number = int(word.split()[1]) if word[-1].isdigit() else total if word in ("the final", "das Finale") else total - 1
-            told = NEXT_BEGUN.search(text)  # a round mail that says the reader's next match runs is true late too
-            if seen > number and not (told and seen == number + 1):
+            begun, pending = NEXT_BEGUN.search(text), NEXT_PENDING.search(text)
+            if begun or pending:  # it tells the reader's next step: true whenever it comes, if true now
+                running = self._running_in(session, who, tournament.id)
+                if bool(begun) != running:
+                    self.flag("(a) a round mail tells the reader's next match wrongly", who, mail,
+                              f"tournament {tournament.name}: the reader's match {'runs' if running else 'does not run'}")
+            elif seen > number:
                 self.flag("(d) a round's results come after the reader's game mail of a later round", who, mail,
                           f"tournament {tournament.name}: round {number} of {total} over; the reader already got a game mail of round {seen}")
+
+    @staticmethod
+    def _running_in(session: Session, address: str, tournament_id: int) -> bool:
+        """Whether the player at ``address`` plays a running match of the tournament now."""
+        return session.exec(select(MatchRecord.id).join(Seat, col(Seat.match_id) == col(MatchRecord.id))
+                            .join(Player, col(Player.id) == col(Seat.player_id))
+                            .where(MatchRecord.tournament_id == tournament_id, Player.address == address,
+                                   MatchRecord.status == MatchStatus.RUNNING.value)).first() is not None
 
     def _watched(self, session: Session, address: str) -> int | None:
         player = session.exec(select(Player).where(Player.address == address)).first()

@@ -105,9 +105,9 @@ def test_a_join_confirmation_read_once_the_tournament_runs_is_flagged(office):
 
 
 def test_a_round_mail_after_the_readers_next_match_began_is_flagged_unless_it_says_so(office):
-    """A round's results that reach a player already playing the next round must say that their
-    next match has begun (issue 33: "a round mail says what the reader plays next and whether
-    it has begun"); without it they are flagged."""
+    """A round's results that reach a player already playing the next round must tell their next
+    match, truly (issue 33: "a round mail says what the reader plays next and whether it has
+    begun"); without it, or told wrongly, they are flagged."""
     from email.message import EmailMessage
 
     from pbem.store.game_records import TournamentRecord
@@ -126,10 +126,13 @@ def test_a_round_mail_after_the_readers_next_match_began_is_flagged_unless_it_sa
         mail.set_content(text)
         return mail
 
-    said = f"Tournament Cup ({code}): the semi-finals are over. Your next match has begun: the final against Player 2."
-    for text, flagged in ((f"Tournament Cup ({code}): the semi-finals are over.", True), (said, False)):
+    over = f"Tournament Cup ({code}): the semi-finals are over."
+    late, wrong = "(d) a round's results come after the reader's game mail of a later round", \
+        "(a) a round mail tells the reader's next match wrongly"
+    for text, flagged in ((over, {late}), (over + " Your next match has begun: the final against Player 2.", set()),
+                          (over + " Your next match is the final; it begins with a game mail of its own as soon as"
+                                  " your opponent is known.", {wrong})):  # the reader's first-round match runs
         checker = Checker(office.engine)
         checker.rounds[players[1].address, tournament.id] = 2  # the reader got a game mail of the final
         checker.sent([round_mail(text)])
-        assert kinds(checker) == ({"(d) a round's results come after the reader's game mail of a later round"}
-                                  if flagged else set()), text
+        assert kinds(checker) == flagged, text
