@@ -48,8 +48,9 @@ CALLS = {
 }
 JOINED = re.compile(r"\(([a-z0-9]{6})\)(?:: \d+ of \d+ players so far| beigetreten: bisher \d+ von \d+ Spielern)")
 NEXT_BEGUN = re.compile(r"Your next match has begun|Ihre nächste Partie hat begonnen")
-NEXT_PENDING = re.compile(r"Your next match is .{1,40}?; it begins|Ihre nächste Partie ist .{1,40}?; sie beginnt")
-"""A round mail's words on the reader's next match (begun, or waiting for its opponent): such a
+NEXT_PENDING = re.compile(r"Your next match is .{1,40}?; it begins|Ihre nächste Partie ist .{1,40}?; sie beginnt"
+                          r"|You are out of the tournament|Sie sind aus dem Turnier ausgeschieden")
+"""A round mail's words on the reader's next match (begun; waiting for its opponent, or none: out): such a
 mail speaks of the present, so it may come after the reader's game mails of a later round, if it
 is true when sent."""
 ROUND_OVER = re.compile(r"\(([a-z0-9]{6})\): (round \d+|Runde \d+|the semi-finals|the final|die Halbfinals|das Finale) (?:is|are|ist|sind) (?:over|vorbei)")
