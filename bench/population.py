@@ -1,7 +1,7 @@
 """A simulated population that plays the whole service by mail, checked against issue 33's
 invariants after every mail.
 
-    python bench/population.py [--players 40] [--seed 1] [--small] [--strict]
+    python bench/population.py [--players 40] [--seed 1] [--small] [--strict] [--dump FILE]
 
 Through the real pipeline (the tests' post office: Maildir in, one transaction per mail, Maildir
 out, SQLite), with a clock the bench moves: N players, half of them German (``lang de``, German
@@ -19,6 +19,9 @@ the mail shows no example.  Nothing a player does comes from the database:
 Printed: the mails per player mail, the examples copied and accepted, the invariant violations
 by kind with one example each (goal 0), and the wall time until everything ended.  The exit
 status is 0 whatever was found, unless ``--strict``.  ``--small``: 8 players, for CI.
+``--dump FILE`` starts the clock at a fixed hour and writes every mail sent (recipient, subject,
+text) to FILE, its tokens drawn from a seeded generator: two runs of one seed give the same file, so a
+refactoring shows that no mail's text changed by diffing the dumps before and after.
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ import argparse
 import asyncio
 import random
 import re
+import secrets
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -88,8 +92,16 @@ def mutt(sender: str, original: EmailMessage, new: str) -> EmailMessage:
 
 
 class Clock:
-    def __init__(self) -> None:
-        self.now = utc_now().replace(microsecond=0)
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or utc_now().replace(microsecond=0)
+
+
+def seed_secrets(seed: int) -> None:
+    """Draw the service's tokens and codes (``secrets``) from a seeded generator: for ``--dump``
+    only, so that two runs write the same mails."""
+    generator = random.Random(seed)
+    secrets.token_bytes = lambda count=32: generator.randbytes(count)  # type: ignore[assignment]
+    secrets.token_hex = lambda count=32: generator.randbytes(count).hex()  # type: ignore[assignment]
 
 
 @dataclass
@@ -144,14 +156,15 @@ class Member:
 
 
 class Population:
-    def __init__(self, directory: Path, players: int, seed: int) -> None:
+    def __init__(self, directory: Path, players: int, seed: int, dump: Path | None = None) -> None:
         data = directory / "data"
         data.mkdir()
         config_file = directory / "pbem.toml"
         config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data}"\n'
                                '[web]\nenabled = false\n[credits]\nstart = 20\n[assistant]\nplies = 1\n', encoding="utf-8")
         self.config = load_config(config_file)
-        self.clock = Clock()
+        self.clock = Clock(datetime(2026, 11, 21, 9, tzinfo=timezone.utc) if dump else None)
+        self.dump = dump.open("w", encoding="utf-8") if dump else None
         self.office = PostOffice(self.config, LoadedDice(seed=seed))
         self.office.pipeline.handler = lambda session, raw, inbound: handle_mail(
             session, raw, inbound, self.config, self.office.dice, now=self.clock.now)
@@ -187,6 +200,8 @@ class Population:
     def file(self, sent: list[EmailMessage]) -> None:
         self.checker.sent(sent)
         for mail in sent:
+            if self.dump:
+                self.dump.write(f"=== to {mail['To']}: {mail['Subject']}\n{text_of(mail)}\n")
             member = self.by_address.get(recipient(mail))
             if member is None:
                 continue
@@ -422,13 +437,16 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--small", action="store_true", help="8 players, for CI")
     parser.add_argument("--strict", action="store_true", help="exit with status 1 when an invariant is violated")
+    parser.add_argument("--dump", type=Path, help="write every mail sent to this file (tokens seeded: runs of one seed compare equal)")
     options = parser.parse_args()
     if options.small:
         options.players = 8
     elif options.players * 3 < PARTS:
         parser.error(f"--players: at least {-(-PARTS // 3)} (each takes at most three of the {PARTS} parts), or --small")
+    if options.dump:
+        seed_secrets(options.seed)
     with tempfile.TemporaryDirectory(prefix="pbem-population-") as temporary:
-        population = Population(Path(temporary), options.players, options.seed)
+        population = Population(Path(temporary), options.players, options.seed, options.dump)
         cast(population, options.small)
         started, clock_start = time.perf_counter(), population.clock.now
         steps = population.run()
