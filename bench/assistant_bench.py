@@ -15,7 +15,7 @@ its very bad moves and cube errors, and the answer time per decision (p50, p95, 
 the CPU time per decision (this process, all of bgsage's threads).
 
 ``--with-reviews`` keeps a review computing while the decisions are timed, as the daemon
-computes them: the service's own :class:`pbem.service.review_job.ReviewPool` (one worker
+computes them: the service's own :class:`pbem.service.jobs.review_job.ReviewPool` (one worker
 process, started with ``spawn``, niced) reviews each finished game, and the last one again
 whenever it has nothing new, so a review competes for the CPU during every timed decision.
 Prints figures only; gnubg runs niced, one process at a time.
@@ -45,7 +45,7 @@ from pbem.rules import game as rules  # noqa: E402
 from pbem.rules.matfile import match_text  # noqa: E402
 from pbem.rules.moves import legal_plays  # noqa: E402
 from pbem.rules.scoring import Format, MatchRules, Score, add_result, is_over  # noqa: E402
-from pbem.service.review_job import ReviewPool  # noqa: E402
+from pbem.service.jobs.review_job import ReviewPool  # noqa: E402
 
 NAMES = ("Assistant", "Assistant_2")
 FIRST_REVIEWED = ROOT / "tests" / "data" / "review_games.json"

@@ -3,7 +3,7 @@
     python bench/dice_bench.py [--rolls 1000000] [--per-game 100] [--small]
 
 The rolls are made as the service makes them: fresh 32-byte seeds from ``secrets``
-(``pbem.service.dice.new_seed``), ``--per-game`` rolls from each (``pbem.rules.dice.roll``).
+(``pbem.service.table.dice.new_seed``), ``--per-game`` rolls from each (``pbem.rules.dice.roll``).
 Printed: the chi-square of the 36 ordered outcomes (35 degrees of freedom), of the 6 faces of
 all dice (5), and of the first die against the second (independence, 25), each with its
 p-value.  The p-value comes from the closed form of the chi-square survival function (for odd
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pbem.rules.dice import roll  # noqa: E402
-from pbem.service.dice import new_seed  # noqa: E402
+from pbem.service.table.dice import new_seed  # noqa: E402
 
 TEXTBOOK = [(5, 11.0705, 0.05), (5, 20.515, 0.001), (25, 37.652, 0.05), (35, 49.802, 0.05), (35, 66.619, 0.001)]
 """(degrees of freedom, critical value, probability of exceeding it) from printed chi-square tables."""

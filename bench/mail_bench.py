@@ -83,7 +83,7 @@ from sqlmodel import Session, select
 from pbem.config import Config, load_config
 from pbem.periodic import PeriodicJob
 from pbem.mail.local_client import compose_reply
-from pbem.service.review_job import in_process, review_job, run_reviews
+from pbem.service.jobs.review_job import in_process, review_job, run_reviews
 from pbem.store.game_records import MatchStatus, ReviewJob
 from pbem.store.mail_records import InboundMail
 

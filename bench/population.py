@@ -56,9 +56,9 @@ from pbem.rules.gnubg_ids import match_id_state, position_from_id  # noqa: E402
 from pbem.rules.moves import legal_plays  # noqa: E402
 from pbem.rules.notation import Colour, Numbering, format_play  # noqa: E402
 from pbem.service import handle_mail  # noqa: E402
-from pbem.service.clock_job import check_clocks  # noqa: E402
-from pbem.service.ladder_job import expire_challenges  # noqa: E402
-from pbem.service.review_job import in_process, run_reviews  # noqa: E402
+from pbem.service.jobs.clock_job import check_clocks  # noqa: E402
+from pbem.service.jobs.ladder_job import expire_challenges  # noqa: E402
+from pbem.service.jobs.review_job import in_process, run_reviews  # noqa: E402
 from pbem.store.db import utc_now  # noqa: E402
 from pbem.store.game_records import MatchRecord, MatchStatus, TournamentRecord  # noqa: E402
 

@@ -25,8 +25,8 @@ from pbem.rules.game import Game
 from pbem.rules.gnubg_ids import match_id, match_id_state, position_id
 from pbem.rules import rating
 from pbem.rules.rating import RatingKind
-from pbem.service.ratings import is_rated
-from pbem.service.tables import Table
+from pbem.service.games.ratings import is_rated
+from pbem.service.table.tables import Table
 from pbem.store.game_records import (
     RATING_COLUMNS, AccountConfirmation, Ladder, MatchRecord, MatchStatus, Player, RatingCount, Seat, TournamentEntry,
     TournamentRecord, rating_band,

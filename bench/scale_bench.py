@@ -76,9 +76,9 @@ from sqlmodel import Session, SQLModel  # noqa: E402
 
 from pbem.config import Config, load_config  # noqa: E402
 from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir  # noqa: E402
-from pbem.service.clock_job import check_clocks  # noqa: E402
-from pbem.service.reports import GamesWanted, games_rows  # noqa: E402
-from pbem.service.retention import prune_mail  # noqa: E402
+from pbem.service.jobs.clock_job import check_clocks  # noqa: E402
+from pbem.service.jobs.retention import prune_mail  # noqa: E402
+from pbem.service.pages.reports import GamesWanted, games_rows  # noqa: E402
 from pbem.store.db import create_schema, import_model_modules, make_engine, upgrade_schema, utc_now  # noqa: E402
 from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Seat, count_rating_bands  # noqa: E402
 from pbem.store.game_records import Player as PlayerRow  # noqa: E402
@@ -680,7 +680,7 @@ def run(args: argparse.Namespace, workdir: Path, server: Any) -> None:
     for options, seconds, lines in time_pbem_games(big_config, args.finished):
         print(f"  {options:50}{seconds:6.2f} s  {lines} lines")
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import pbem.cli.loading, pbem.service.reports"], check=True)
+    subprocess.run([sys.executable, "-c", "import pbem.cli.loading, pbem.service.pages.reports"], check=True)
     print(f"  of which starting Python and importing what it needs: {time.perf_counter() - started:.2f} s; "
           "the query and its rows alone:")
     for options, seconds in time_games_query(big_config, args.finished):

@@ -42,7 +42,7 @@ from pbem.mail.local_client import compose_reply, deliver_to_maildir  # noqa: E4
 from pbem.rules.game import Phase  # noqa: E402
 from pbem.rules.moves import legal_plays  # noqa: E402
 from pbem.rules.notation import Colour, format_play  # noqa: E402
-from pbem.service.web_board import WebBoard  # noqa: E402
+from pbem.service.pages.web_board import WebBoard  # noqa: E402
 from pbem.web.app import board_app  # noqa: E402
 
 _LOGGED = re.compile(r"^web (GET|POST) \S+ (\d+) ([\d.]+) ms$")

@@ -517,7 +517,7 @@ name is shown to everyone in it)."""
 _TOURNAMENT_TERMS = frozenset((*_KNOCKOUT_WORDS, "match", "partie", *("clock", "uhr"), "unrated", "ungewertet"))
 """The words that end a tournament's name: its terms begin there."""
 TOURNAMENT_CODE = re.compile(r"[a-z2-7]{6}")
-"""A tournament's code: six letters and digits of base32 (``pbem.service.tournaments``)."""
+"""A tournament's code: six letters and digits of base32 (``pbem.service.competitions.tournaments``)."""
 
 _FORMAT_WORDS = {
     **dict.fromkeys(("single", "einzel"), Format.SINGLE),

@@ -20,6 +20,17 @@ LAYERS = [
 ]
 """Top to bottom; a module may import its own part and the parts of lower layers."""
 RANK = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
+ROOMS = [
+    ("pages", "jobs"),
+    ("mailroom",),
+    ("watching",),
+    ("competitions",),
+    ("people",),
+    ("games",),
+    ("table",),
+]
+"""The service's rooms, top to bottom: a room may import itself and the rooms below it."""
+ROOM_RANK = {room: rank for rank, rooms in enumerate(ROOMS) for room in rooms}
 
 
 def _module_name(path: Path) -> str:
@@ -60,6 +71,29 @@ def test_no_module_imports_a_higher_layer(module):
     upward = [imported for imported in GRAPH[module]
               if _part(imported) in RANK and RANK[_part(imported)] < RANK[_part(module)]]
     assert not upward, f"{module} imports {upward} from above its layer"
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "service" else None
+
+
+def test_every_service_module_lives_in_a_room():
+    loose = [name for name in MODULES if _part(name) == "service" and name != "pbem.service"
+             and _room(name) not in ROOM_RANK and not name.endswith(tuple(f".{room}" for room in ROOM_RANK))]
+    assert not loose, f"service modules outside the rooms {sorted(ROOM_RANK)}: {loose}"
+
+
+@pytest.mark.parametrize("module", sorted(name for name in MODULES if _room(name) in ROOM_RANK))
+def test_no_room_imports_a_higher_room(module):
+    upward = [imported for imported in GRAPH[module] if _room(imported) in ROOM_RANK
+              and ROOM_RANK[_room(imported)] < ROOM_RANK[_room(module)]]  # type: ignore[index]
+    assert not upward, f"{module} imports {upward} from a room above its own"
+
+
+def test_no_service_module_imports_the_service_package():
+    """``pbem.service`` loads the mail room and the jobs: a room importing it would point up."""
+    assert not [name for name in MODULES if _room(name) and "pbem.service" in GRAPH[name]]
 
 
 def test_the_rules_core_imports_nothing_else_of_pbem():

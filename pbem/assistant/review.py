@@ -50,7 +50,7 @@ def review_game(engine: Engine, game: rules.Game) -> dict[str, Any]:
     (millipoints; the rate per decision), and its biggest ``mistakes``, largest first.
 
     It costs seconds at 2 plies: the service leaves it to the daemon's review job
-    (``pbem.service.review_job``), which stores it, and a match's totals are :func:`combine`
+    (``pbem.service.jobs.review_job``), which stores it, and a match's totals are :func:`combine`
     of its games' stored reviews."""
     return _review(engine, game)
 

@@ -14,8 +14,8 @@ from sqlmodel import Session, select
 
 from pbem.cli.loading import UsageError, config_of, database_of
 from pbem.rules.prizes import amount
-from pbem.service import credits
-from pbem.service.assistant import is_assistant
+from pbem.service.games import credits
+from pbem.service.table.assistant import is_assistant
 from pbem.store.db import session_scope, utc_now
 from pbem.store.game_records import Player
 from pbem.store.ledger import BeyondLimit, check_ledger

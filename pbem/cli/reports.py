@@ -13,8 +13,8 @@ from sqlmodel import Session
 
 from pbem.cli import GAMES_PAGE
 from pbem.cli.loading import config_of, database_of
-from pbem.service.reports import tournament_rows
-from pbem.service.reports import (GamesWanted, games_rows, match_file, players_rows, status_report, write_table)
+from pbem.service.pages.reports import tournament_rows
+from pbem.service.pages.reports import (GamesWanted, games_rows, match_file, players_rows, status_report, write_table)
 from pbem.store.db import utc_now
 from pbem.store.game_records import MatchStatus
 

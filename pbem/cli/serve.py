@@ -36,7 +36,7 @@ def serve(args: argparse.Namespace) -> int:
 
 def web_board_app(config: Config, engine: Engine) -> ASGIApp:
     """The web board on the game service (``[web]``), on the daemon's database engine."""
-    from pbem.service.web_board import WebBoard
+    from pbem.service.pages.web_board import WebBoard
     from pbem.web.app import board_app
 
     assert config.web is not None

@@ -66,7 +66,7 @@ def _from_database(evidence: Evidence, args: argparse.Namespace) -> None:
     check of a game a player asks about; the commitments are in the players' mails)."""
     from sqlmodel import Session
 
-    from pbem.service.reports import match_file, revealed_seeds
+    from pbem.service.pages.reports import match_file, revealed_seeds
 
     engine = database_of(config_of(args.config, mail_secrets=False), create=False)
     try:

@@ -15,7 +15,7 @@ applied before, applies it, and stores its record, its changes and its answers t
 
 Several daemons may share one PostgreSQL database and one mailbox: a mail is claimed (an
 advisory lock on its Message-ID) before it is applied, and a daemon that finds it claimed leaves
-it to the other; what a mail changes is locked (``pbem.service.tables``) or versioned, and a mail
+it to the other; what a mail changes is locked (``pbem.service.table.tables``) or versioned, and a mail
 whose rows another process changed meanwhile is applied again from the start.
 
 Outbox: the answers a daemon's own mail queued are its own for OWN_ANSWER_LEASE (their next

@@ -14,7 +14,7 @@ reason (:mod:`pbem.mail.bounce_reasons`) from the status, the words and the repl
 Not bounces: provider notifications in JSON (Amazon SES), auto-replies, delivery and relay
 notifications (2.x.x).  An abuse report (ARF, RFC 5965) names the address that complained.
 
-mail/ knows nothing of games: this module says what bounced; :mod:`pbem.service.bounces`
+mail/ knows nothing of games: this module says what bounced; :mod:`pbem.service.mailroom.bounces`
 decides what that means.
 """
 

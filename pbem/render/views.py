@@ -295,12 +295,12 @@ class PlayerPageView:
     language: str
     name: str
     games: tuple[dict[str, Any], ...]
-    """As the ``games`` mail lists them (``pbem.service.account.game_rows``)."""
+    """As the ``games`` mail lists them (``pbem.service.people.account.game_rows``)."""
     ratings: tuple[tuple[str, float, int], ...]
     """(kind, rating, experience) for the match, casual and prize lists."""
     balance: Decimal
     finished: tuple[FinishedRow, ...] = ()
-    """The newest first, at most ``pbem.service.player_page.FINISHED_SHOWN``."""
+    """The newest first, at most ``pbem.service.pages.player_page.FINISHED_SHOWN``."""
     more_finished: int = 0
     """Finished matches not listed (older ones)."""
     tournaments: tuple[TournamentRow, ...] = ()

@@ -13,23 +13,23 @@ from pbem.config import Config
 from pbem.periodic import PeriodicJob
 
 if TYPE_CHECKING:
-    from pbem.service.inbox import handle_mail
+    from pbem.service.mailroom.inbox import handle_mail
 
 
 def periodic_jobs(config: Config) -> list[PeriodicJob]:
     """The game service's periodic work for the daemon: the clocks, the reviews, retention and
     the ladders' unanswered challenges."""
-    from pbem.service.clock_job import clock_job
-    from pbem.service.ladder_job import ladder_job
-    from pbem.service.retention import retention_job
-    from pbem.service.review_job import review_job
+    from pbem.service.jobs.clock_job import clock_job
+    from pbem.service.jobs.ladder_job import ladder_job
+    from pbem.service.jobs.retention import retention_job
+    from pbem.service.jobs.review_job import review_job
 
     return [clock_job(config), review_job(config), retention_job(config), ladder_job(config)]
 
 
 def __getattr__(name: str) -> Any:
     if name == "handle_mail":
-        from pbem.service.inbox import handle_mail
+        from pbem.service.mailroom.inbox import handle_mail
 
         return handle_mail
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

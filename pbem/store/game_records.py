@@ -40,7 +40,7 @@ class Player(SQLModel, table=True):
     __mapper_args__ = {"version_id_col": _PLAYER_VERSION}
     __table_args__ = tuple(
         # The ``ratings`` answer reads the best in order, and counts who is above a player in
-        # their band of ratings, from these (``pbem.service.ratings.standings``): only players
+        # their band of ratings, from these (``pbem.service.games.ratings.standings``): only players
         # with rated play of the kind are in each, so that a list few have played (the prize
         # list) is not read through everybody else.
         Index(f"ix_players_rated_{kind}", f"rating_{kind}",
@@ -68,13 +68,13 @@ class Player(SQLModel, table=True):
     with every die is played so for them."""
     page_token: str | None = Field(sa_type=Text, default=None, unique=True, index=True)
     """The secret of the player's own page of all their games (``/p/<token>``), never a game's
-    token; made when a mail first links to it (:func:`pbem.service.conversation.page_token_of`)."""
+    token; made when a mail first links to it (:func:`pbem.service.table.conversation.page_token_of`)."""
     unsubscribe_token: str | None = Field(sa_type=Text, default=None, unique=True, index=True)
     """The secret of the address's ``List-Unsubscribe`` links (a mail to ``service+TOKEN@…``, or a
     POST to ``/u/TOKEN``): it does what ``stop`` does; made when a mail first carries it."""
     bounces: int = 0
     """Permanent delivery failures of mails to this address since its owner last wrote; at
-    ``[limits] bounce_limit`` the address gets no more mail (:mod:`pbem.service.bounces`)."""
+    ``[limits] bounce_limit`` the address gets no more mail (:mod:`pbem.service.mailroom.bounces`)."""
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     rating_match: float = START_RATING
     """FIBS-style rating for matches (``pbem.rules.rating``); ``experience_match`` the sum of n."""
@@ -118,7 +118,7 @@ class RatingCount(SQLModel, table=True):
 
     The ``ratings`` answer sums these rows (a few hundred at most, whatever the players) for the
     number of rated players and for those above a player's band, and counts only the player's own
-    band from the rating's index (``pbem.service.ratings.standings``): counting every rated player
+    band from the rating's index (``pbem.service.games.ratings.standings``): counting every rated player
     for every answer grew with the players.  Changed with the ratings, in the same transaction
     (:func:`move_rating_counts_at_commit`).
     """
@@ -223,7 +223,7 @@ class MatchRecord(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     updated_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
     finished_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
-    # The clock of the seat that must act (``pbem.service.clocks``); all None while no clock runs.
+    # The clock of the seat that must act (``pbem.service.table.clocks``); all None while no clock runs.
     clock_seat: int | None = None
     clock_started_at: datetime | None = Field(sa_type=UTCDateTime, default=None)
     clock_stamp: list[int] | None = Field(sa_type=JSON, default=None)
@@ -308,7 +308,7 @@ class ReviewJob(SQLModel, table=True):
     """The bgsage review of a finished game, waiting to be computed and mailed.
 
     Written in the transaction that ends the game, so that mail goes out at once; the daemon's
-    review job (``pbem.service.review_job``) claims it (``claimed_at``), computes the review
+    review job (``pbem.service.jobs.review_job``) claims it (``claimed_at``), computes the review
     outside any transaction and process of the mails, and in one short transaction stores
     ``result``, queues the review mails and sets ``done_at``.  A claim older than the job's
     lease (its daemon died) is taken up again; ``done_at`` is set only together with the mails,
@@ -386,7 +386,7 @@ _LADDER_VERSION = _version_column()
 class Ladder(SQLModel, table=True):
     """A ladder (``ladder join NAME``): its terms and its standing, the top first.
 
-    The standing changes only under this row's lock (:func:`pbem.service.ladder_standing.locked_ladder`),
+    The standing changes only under this row's lock (:func:`pbem.service.games.ladder_standing.locked_ladder`),
     and the version column catches any write that did not take it, so that of two results at
     once neither is lost."""
 

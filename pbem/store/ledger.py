@@ -16,7 +16,7 @@ two transactions wait for each other in a circle: a match's row first (``locked_
 one transaction at a time moves a match's escrow), then the issuer (created before any other
 account, so it has the lowest id), then players' accounts by id, and the house's account (which
 every settlement shares) last of all, by the last movement of its transaction
-(``pbem.service.credits.settle``).
+(``pbem.service.games.credits.settle``).
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ class InboundMail(SQLModel, table=True):
 
     __tablename__ = "inbound_mail"
     __table_args__ = (
-        # The retention job's next mails to prune (``pbem.service.retention``): only the rows not
+        # The retention job's next mails to prune (``pbem.service.jobs.retention``): only the rows not
         # yet pruned are in it, so a mail kept for years after its game costs no entry here.
         Index("ix_inbound_mail_unpruned", "processed_at",
               sqlite_where=text("pruned_at IS NULL"), postgresql_where=text("pruned_at IS NULL")),

@@ -81,7 +81,7 @@ VERIFY_COOKIE = "pbem_verify"
 
 
 class BoardService(Protocol):
-    """What the app needs of the game service (``pbem.service.web_board.WebBoard``)."""
+    """What the app needs of the game service (``pbem.service.pages.web_board.WebBoard``)."""
 
     def page(self, token: str) -> PageView | None: ...
 

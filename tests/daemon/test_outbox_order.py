@@ -22,7 +22,7 @@ from sqlmodel import Session, select
 from pbem.daemon.pipeline import OWN_ANSWER_LEASE, MailPipeline
 from pbem.mail.reading import message_id_of
 from pbem.mail.sources import MaildirSource
-from pbem.service.reports import status_report
+from pbem.service.pages.reports import status_report
 from pbem.store.db import session_scope
 from pbem.store.mail_records import SUPERSEDED, InboundMail, OutboundGivenUp, OutboundMail, queue_mail
 from test_mail_pipeline import Clock, FlakySink, deliver, mail

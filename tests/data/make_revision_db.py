@@ -32,7 +32,7 @@ from post_office import LoadedDice, Player, PostOffice, is_confirmation, recipie
 
 import pbem.config
 import pbem.render.board_image
-import pbem.service.conversation
+import pbem.service.table.conversation
 from pbem.config import load_config
 
 TINY_PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002"
@@ -58,8 +58,8 @@ def waiting(player: Player, sent: list[EmailMessage]) -> EmailMessage:
 def main(target: Path) -> None:
     tiny = lambda view, language: TINY_PNG  # noqa: E731
     pbem.render.board_image.draw_board_png = tiny
-    if hasattr(pbem.service.conversation, "render_board_png"):  # an older name, imported by name
-        pbem.service.conversation.render_board_png = tiny
+    if hasattr(pbem.service.table.conversation, "render_board_png"):  # an older name, imported by name
+        pbem.service.table.conversation.render_board_png = tiny
     target.mkdir(parents=True, exist_ok=True)
     kept: list[dict] = []
 

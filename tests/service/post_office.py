@@ -33,8 +33,8 @@ from pbem.rules.gnubg_ids import match_id_state, position_from_id
 from pbem.rules.moves import legal_plays
 from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.service import handle_mail
-from pbem.service.review_job import in_process, run_reviews
-from pbem.service.tables import Table
+from pbem.service.jobs.review_job import in_process, run_reviews
+from pbem.service.table.tables import Table
 from pbem.store.db import create_schema, make_engine
 from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Player as PlayerRow, Seat
 from pbem.store.mail_records import InboundMail, OutboundMail
@@ -69,7 +69,7 @@ def token_of(message: EmailMessage) -> str | None:
 
 class LoadedDice:
     """Reproducible dice: first the scripted rolls, then a seeded generator; the game's dice seed
-    is ignored (the service's own dice, :data:`pbem.service.dice.SEEDED_DICE`, are used by a
+    is ignored (the service's own dice, :data:`pbem.service.table.dice.SEEDED_DICE`, are used by a
     :class:`PostOffice` without loaded dice)."""
 
     def __init__(self, seed: int = 0, script: Iterable[Dice] = ()) -> None:

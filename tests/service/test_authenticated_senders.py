@@ -34,7 +34,7 @@ def invite(anna: Player, *authentication_results: str) -> list:
 
 def test_an_invitation_vouched_for_by_the_trusted_server_needs_no_confirmation(office, caplog):
     anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
-    caplog.set_level(logging.INFO, logger="pbem.service.inbox")
+    caplog.set_level(logging.INFO, logger="pbem.service.mailroom.inbox")
     sent = invite(anna, f"{TRUSTED}; spf=pass smtp.mailfrom=example.org; dmarc=pass header.from=example.org")
     assert "anna@example.org is vouched for by the trusted Authentication-Results" in caplog.text
     assert not any(is_confirmation(mail) for mail in sent), [text_of(mail)[:200] for mail in sent]

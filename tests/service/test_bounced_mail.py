@@ -19,8 +19,8 @@ from sqlmodel import Session, select
 
 from pbem.mail.local_client import ensure_maildir
 from pbem.service import handle_mail
-from pbem.service.reports import status_report
-from pbem.service.web_board import WebBoard
+from pbem.service.pages.reports import status_report
+from pbem.service.pages.web_board import WebBoard
 from pbem.store.game_records import MatchStatus, Player as PlayerRow
 from pbem.store.mail_records import DeliveryFailure, InboundMail, OutboundMail
 
@@ -247,7 +247,7 @@ def test_a_refusal_of_the_service_is_not_charged_to_the_invitee_and_alerts_the_o
                                                                                       caplog):
     assert status_of(office)[0] == 0
     invitation = invite_nobody(office, anna)
-    with caplog.at_level("WARNING", logger="pbem.service.bounces"):
+    with caplog.at_level("WARNING", logger="pbem.service.mailroom.bounces"):
         (told,) = bounce(office, invitation, sample)
         second = anna.write_confirmed("invite bne2@example.net")
         bounce(office, next(mail for mail in second if recipient(mail) == "bne2@example.net"), sample,
@@ -292,7 +292,7 @@ def test_what_is_no_bounce_changes_nothing(office, anna, sample):
 def test_an_abuse_report_stops_invitations_to_the_complaining_address(office, anna, caplog):
     """An ARF report (RFC 5965) about the invitation: as if its recipient had written ``stop``."""
     invitation = invite_nobody(office, anna)
-    with caplog.at_level("WARNING", logger="pbem.service.bounces"):
+    with caplog.at_level("WARNING", logger="pbem.service.mailroom.bounces"):
         assert bounce(office, invitation, "arf") == []  # sent to the service's address, never answered
     with Session(office.engine) as session:
         row = session.exec(select(PlayerRow).where(PlayerRow.address == NOBODY)).one()

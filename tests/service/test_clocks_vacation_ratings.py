@@ -26,9 +26,10 @@ from sqlmodel import Session, select
 from pbem.cli import main
 from pbem.service import periodic_jobs
 from pbem.rules.scoring import MatchRules, Score
-from pbem.service import handle_mail, ratings
-from pbem.service.clock_job import check_clocks, due_matches_query
-from pbem.service.tables import Table
+from pbem.service import handle_mail
+from pbem.service.games import ratings
+from pbem.service.jobs.clock_job import check_clocks, due_matches_query
+from pbem.service.table.tables import Table
 from pbem.store.db import make_engine
 from pbem.store.game_records import MatchRecord, MatchStatus, Seat
 from pbem.store.game_records import Player as PlayerRow

@@ -17,7 +17,7 @@ from post_office import LoadedDice, Player, PostOffice, invite_and_accept, side,
 from sqlmodel import Session
 
 from pbem.rules.game import Game, Phase
-from pbem.service import conversation
+from pbem.service.table import letters
 from pbem.rules.position import Position
 from pbem.store.game_records import MatchRecord
 
@@ -88,7 +88,7 @@ def test_the_copied_example_is_played_with_every_signature_and_quote(game, shape
     board, dice = SHAPES[shape]
     # The arranged position has no record to replay from the start: the last move's marks are
     # drawn on it as it stands.
-    monkeypatch.setattr(conversation, "_board_before_last_move", lambda game: board)
+    monkeypatch.setattr(letters, "_board_before_last_move", lambda game: board)
     arranged = Game.from_dict(stored_game(office, match_id))
     store_game(office, match_id, replace(arranged, board=board, dice=dice, seat=0, phase=Phase.TO_MOVE, record=()).to_dict())
     anna.reply("brett" if language == "de" else "board")

@@ -9,7 +9,7 @@ import pytest
 from post_office import LoadedDice, Player, PostOffice, acts, invite_and_accept, office_with_credits, prose_of, text_of
 from sqlmodel import Session
 
-from pbem.service import credits
+from pbem.service.games import credits
 from pbem.store.game_records import MatchStatus, Player as PlayerRow
 from pbem.store.ledger import check_ledger
 from sqlmodel import select
@@ -67,7 +67,7 @@ def test_a_prize_series_escrows_both_stakes_and_pays_the_winner_less_the_fee(off
     assert ledger_problems(office) == []
     (listing,) = anna.write("games")
     assert "against Ben: a series of 3 games for credits (deposit 2.50 ℂ), score 0-0" in prose_of(listing)
-    from pbem.service.reports import games_rows
+    from pbem.service.pages.reports import games_rows
 
     with Session(office.engine) as session:
         assert games_rows(session, office.config)[0][1][2] == "games 3, prize stake 2.50", "pbem games"
@@ -184,7 +184,7 @@ def test_a_timeout_loses_a_single_prize_game_at_the_highest_result_possible(conf
     from datetime import UTC, datetime, timedelta
 
     from pbem.service import handle_mail
-    from pbem.service.clock_job import check_clocks
+    from pbem.service.jobs.clock_job import check_clocks
 
     start = datetime(2030, 3, 1, 12, tzinfo=UTC)
     office = PostOffice(config, LoadedDice(seed=1))
@@ -229,10 +229,11 @@ def test_two_daemons_accepting_at_once_never_spend_the_same_credits_twice(data_d
     escrows and the other finds 0.00 and moves nothing."""
     import threading
 
-    from pbem.service import invitations
-    from pbem.service.conversation import Answering, Conversation
-    from pbem.service.dice import SEEDED_DICE
-    from pbem.service.tables import Table, locked_match
+    from pbem.service.people import invitations
+    from pbem.service.table.news import Answering
+    from pbem.service.table.conversation import Conversation
+    from pbem.service.table.dice import SEEDED_DICE
+    from pbem.service.table.tables import Table, locked_match
     from pbem.store.db import session_scope, utc_now
 
     _, office = office_with_credits(data_dir, database_table, 5, "five")

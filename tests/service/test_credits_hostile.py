@@ -292,7 +292,7 @@ def test_a_hostile_amount_typed_into_the_web_boards_move_field_is_no_server_erro
     from starlette.testclient import TestClient
 
     from pbem.config import WebConfig
-    from pbem.service.web_board import WebBoard
+    from pbem.service.pages.web_board import WebBoard
     from pbem.web.app import board_app
 
     config = config.model_copy(update={"web": WebConfig()})

@@ -324,7 +324,7 @@ def test_a_tied_opening_roll_is_rolled_again_with_the_next_number(config, monkey
     tied = next(seed for seed in (bytes([n]) * 32 for n in range(256))
                 if issue_roll(seed, 0)[0] == issue_roll(seed, 0)[1])
     ties, (opening, *_) = issue_rolls(tied, 1)
-    monkeypatch.setattr("pbem.service.play.new_seed", lambda: tied)
+    monkeypatch.setattr("pbem.service.games.play.new_seed", lambda: tied)
     office = PostOffice(config)
     anna = Player(office, "anna@example.org", "Anna")
     ben = Player(office, "ben@example.org", "Ben")

@@ -15,8 +15,9 @@ from pbem.commands import Automove, CommandError, Greedy, parse_commands
 from pbem.rules.game import Phase
 from pbem.rules.moves import legal_plays
 from pbem.rules.position import Position
-from pbem.service import conversation, web_board
-from pbem.service.play import greedy_play
+from pbem.service.games.play import greedy_play
+from pbem.service.pages import web_board
+from pbem.service.table import letters
 
 ANNA, BEN = "anna@example.org", "ben@example.org"
 
@@ -26,7 +27,7 @@ def arranged(accepted_game, monkeypatch):
     """The accepted game, for tests that arrange a board with ``set_game``: the letters' "last
     move" highlight replays the record from the starting position, which an arranged board
     never came from, so it is left out."""
-    monkeypatch.setattr(conversation, "_last_move", lambda game, seat: None)
+    monkeypatch.setattr(letters, "_last_move", lambda game, seat: None)
     return accepted_game
 
 
@@ -154,7 +155,7 @@ def test_a_forced_play_after_a_move_on_the_web_board_is_told_in_the_next_mail(co
     from post_office import LoadedDice, Player, PostOffice, invite_and_accept, token_of  # noqa: PLC0415
     from test_web_board import client_of, form_of, web_config  # noqa: PLC0415
 
-    monkeypatch.setattr(conversation, "_last_move", lambda game, seat: None)
+    monkeypatch.setattr(letters, "_last_move", lambda game, seat: None)
     monkeypatch.setattr(web_board, "moves_so_far", lambda table, seat: ())  # replays from the start too
     office = PostOffice(web_config(config), LoadedDice(seed=1, script=[(3, 1)]))
     anna, ben = Player(office, ANNA, "Anna"), Player(office, BEN, "Ben")

@@ -8,7 +8,7 @@ from sqlmodel import Session
 
 from pbem.cli import main
 from pbem.rules.scoring import Format, MatchRules, Score
-from pbem.service.reports import GamesWanted, games_query
+from pbem.service.pages.reports import GamesWanted, games_query
 from pbem.store.game_records import MatchRecord, MatchStatus, Player, Seat
 
 STATES = [MatchStatus.FINISHED, MatchStatus.RUNNING, MatchStatus.INVITED, MatchStatus.DECLINED]

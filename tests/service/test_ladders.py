@@ -15,7 +15,7 @@ from sqlmodel import Session, select
 from test_web_board import client_of, web_config
 
 from pbem.config import load_config
-from pbem.service.ladder_job import expire_challenges
+from pbem.service.jobs.ladder_job import expire_challenges
 from pbem.store.db import utc_now
 from pbem.store.game_records import Ladder, MatchRecord, MatchStatus, Seat
 from pbem.store.game_records import Player as PlayerRow
@@ -240,13 +240,14 @@ def test_two_daemons_ending_two_challenges_at_once_lose_neither_result(config, m
         time.sleep(0.5)
         return ladder_rules.result(*arguments, **options)
 
-    monkeypatch.setattr("pbem.service.ladder_standing.ladder_rules", SimpleNamespace(
+    monkeypatch.setattr("pbem.service.games.ladder_standing.ladder_rules", SimpleNamespace(
         result=slow_result, place=ladder_rules.place))
 
-    from pbem.service import invitations
-    from pbem.service.conversation import Answering, Conversation
-    from pbem.service.dice import SEEDED_DICE
-    from pbem.service.tables import Table, locked_match
+    from pbem.service.people import invitations
+    from pbem.service.table.news import Answering
+    from pbem.service.table.conversation import Conversation
+    from pbem.service.table.dice import SEEDED_DICE
+    from pbem.service.table.tables import Table, locked_match
     from pbem.store.db import make_engine, session_scope
 
     office = PostOffice(config)
@@ -322,7 +323,7 @@ def test_the_challenge_and_its_end_in_german(office, players):
 
 
 def test_a_long_standing_is_cut_in_the_challenge_mails(office, players, monkeypatch):
-    monkeypatch.setattr("pbem.service.ladder_standing.STANDING_SHOWN", 2)
+    monkeypatch.setattr("pbem.service.games.ladder_standing.STANDING_SHOWN", 2)
     anna, ben, carl, dora = players
     challenge(office, dora, ben, "ladder challenge club 2")
     ben.reply("decline", to=ben.last)

@@ -24,7 +24,7 @@ from sqlmodel import Session, col, select
 
 from pbem.cli import main
 from pbem.rules.prizes import from_cents
-from pbem.service.clock_job import check_clocks
+from pbem.service.jobs.clock_job import check_clocks
 from pbem.store import ledger
 from pbem.store.db import utc_now
 from pbem.store.game_records import MatchRecord, MatchStatus

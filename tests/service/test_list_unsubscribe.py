@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from pbem.config import WebConfig
 from pbem.mail.local_client import compose_mail
-from pbem.service.web_board import WebBoard
+from pbem.service.pages.web_board import WebBoard
 from pbem.store.game_records import Player as PlayerRow
 from pbem.web.app import board_app
 

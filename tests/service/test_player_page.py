@@ -211,7 +211,7 @@ def test_my_copy_of_the_bracket_links_my_matches_as_links_and_every_match_shows_
 def test_only_the_newest_finished_matches_are_listed_and_the_page_says_how_many_are_left_out(
         after_a_tournament, monkeypatch):
     office, anna, code, champion, anna_semi = after_a_tournament
-    monkeypatch.setattr("pbem.service.player_page.FINISHED_SHOWN", 1)
+    monkeypatch.setattr("pbem.service.pages.player_page.FINISHED_SHOWN", 1)
     html = client_of(office).get(f"/p/{page_token(anna.last)}").text
     finished = re.search(r'<table class="games" id="finished">(.*?)</table>', html, re.S).group(1)
     assert finished.count("<tr><td>") == 1 and f"<tr><td>{champion.name}</td>" in finished  # the final, newest

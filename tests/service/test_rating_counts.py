@@ -13,7 +13,7 @@ from post_office import acts, invite_and_accept, text_of
 from sqlmodel import Session, select
 
 from pbem.rules.rating import RatingKind
-from pbem.service import ratings
+from pbem.service.games import ratings
 from pbem.store.db import make_engine, session_scope
 from pbem.store.game_records import (RATING_BAND, RATING_COLUMNS, MatchStatus, Player, RatingCount,
                                      count_rating_bands, move_rating_counts, move_rating_counts_at_commit,

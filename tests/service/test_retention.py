@@ -12,8 +12,8 @@ from typing import Any
 from post_office import Player, invite_and_accept, play_to_end
 from sqlmodel import Session, SQLModel, col, select
 
-from pbem.service.reports import match_file
-from pbem.service.retention import prune_mail
+from pbem.service.jobs.retention import prune_mail
+from pbem.service.pages.reports import match_file
 from pbem.store.db import utc_now
 from pbem.store.game_records import FinishedGame, MatchRecord, ReviewJob, Seat
 from pbem.store.mail_records import InboundMail, OutboundMail

@@ -24,8 +24,8 @@ from pbem.config import WebConfig
 from pbem.daemon.scheduler import Daemon
 from pbem.periodic import PeriodicJob
 from pbem.mail.local_client import deliver_to_maildir
-from pbem.service.reports import status_report
-from pbem.service.review_job import CLAIM_LEASE, MAX_ATTEMPTS, claim, finish, in_process, review_of, run_reviews
+from pbem.service.jobs.review_job import CLAIM_LEASE, MAX_ATTEMPTS, claim, finish, in_process, review_of, run_reviews
+from pbem.service.pages.reports import status_report
 from pbem.store.db import utc_now
 from pbem.store.game_records import MatchStatus, Player as PlayerRow, ReviewJob
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail

@@ -14,8 +14,8 @@ import pytest
 from post_office import acts
 from sqlalchemy import event, update
 
-from pbem.service.clock_job import check_clocks
-from pbem.service.retention import prune_mail
+from pbem.service.jobs.clock_job import check_clocks
+from pbem.service.jobs.retention import prune_mail
 from pbem.store.db import utc_now
 from pbem.store.game_records import MatchRecord
 

@@ -14,7 +14,7 @@ from pbem.rules.game import Game, Phase
 from pbem.rules.position import Position
 from pbem.rules.scoring import Ending, Format
 from pbem.service import handle_mail
-from pbem.service.clock_job import check_clocks
+from pbem.service.jobs.clock_job import check_clocks
 from pbem.store.game_records import MatchStatus
 
 T0 = datetime(2030, 3, 1, 12, tzinfo=UTC)

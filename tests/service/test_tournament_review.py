@@ -12,7 +12,7 @@ from post_office import LoadedDice, Player, PostOffice, prose_of, recipient, tex
 from sqlmodel import Session, select
 from test_tournaments import code_in, finish, matches, people, set_ratings, tournament
 
-from pbem.service.clock_job import check_clocks
+from pbem.service.jobs.clock_job import check_clocks
 from pbem.store.db import utc_now
 from pbem.store.game_records import MatchRecord
 
@@ -433,7 +433,7 @@ def club_ladder(office: PostOffice) -> list[Player]:
 def test_a_ladder_challenge_waits_for_the_defenders_vacation(office):
     from test_ladders import standing
 
-    from pbem.service.ladder_job import expire_challenges
+    from pbem.service.jobs.ladder_job import expire_challenges
 
     anna, ben, carla, dora = club_ladder(office)
     ben.write_confirmed("vacation 14")

@@ -169,7 +169,7 @@ def test_the_operator_sees_the_tournaments_and_a_stuck_pairing(office):
     import io
 
     from pbem.rules.brackets import Bracket, record_result
-    from pbem.service.reports import status_report, tournament_rows
+    from pbem.service.pages.reports import status_report, tournament_rows
 
     anna, ben, carla, dora = people(office, 4)
     (answer,) = anna.write_confirmed("tournament new Spring knockout 4 match 3")
@@ -209,7 +209,8 @@ def test_two_daemons_finishing_both_semi_finals_at_once_start_the_final_once(off
     from pbem.mail.local_client import compose_reply, deliver_to_maildir
     from pbem.mail.sinks import MaildirSink
     from pbem.mail.sources import MaildirSource
-    from pbem.service import handle_mail, tournaments
+    from pbem.service import handle_mail
+    from pbem.service.competitions import tournaments
     from pbem.store.db import make_engine
 
     players = people(office, 4)
@@ -256,7 +257,7 @@ def test_the_tournament_page_shows_the_bracket_and_links_only_the_viewers_own_ma
     from starlette.testclient import TestClient
 
     from pbem.config import WebConfig
-    from pbem.service.web_board import WebBoard
+    from pbem.service.pages.web_board import WebBoard
     from pbem.web.app import board_app
 
     base = "http://127.0.0.1:8080"
@@ -331,7 +332,7 @@ def test_no_tournament_invitation_goes_to_whoever_wrote_stop(office):
 def test_a_tournament_match_lost_on_time_sends_the_winner_on(office):
     from datetime import timedelta
 
-    from pbem.service.clock_job import check_clocks
+    from pbem.service.jobs.clock_job import check_clocks
     from pbem.store.db import utc_now
 
     players = people(office, 4)

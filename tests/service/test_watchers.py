@@ -17,8 +17,8 @@ from test_web_board import client_of, form_of, web_config
 
 from pbem import commands
 from pbem.render.views import EventKind
-from pbem.service.conversation import Event
-from pbem.service import watching
+from pbem.service.table.news import Event
+from pbem.service.watching import watchers
 from pbem.store.game_records import Player as PlayerRow
 from pbem.store.game_records import Seat
 from pbem.store.watching import MatchWatch, Watcher
@@ -297,12 +297,12 @@ def test_watchers_off_stops_the_mails_and_the_page(game) -> None:
 
 def test_limits_per_game_and_per_address(game, monkeypatch) -> None:
     office, anna, ben, carol, dave = game
-    monkeypatch.setattr(watching, "MAX_WATCHERS_PER_GAME", 1)
+    monkeypatch.setattr(watchers, "MAX_WATCHERS_PER_GAME", 1)
     code = watching_carol(office, anna, ben, carol)
     (answer,) = dave.write_confirmed(f"watch {code}")
     assert "Anna – Ben has 1 watchers, as many as this server allows" in prose_of(answer)
-    monkeypatch.setattr(watching, "MAX_WATCHERS_PER_GAME", 20)
-    monkeypatch.setattr(watching, "MAX_GAMES_WATCHED", 1)
+    monkeypatch.setattr(watchers, "MAX_WATCHERS_PER_GAME", 20)
+    monkeypatch.setattr(watchers, "MAX_GAMES_WATCHED", 1)
     erin, fred = Player(office, "erin@example.org", "Erin"), Player(office, "fred@example.org", "Fred")
     office.dice.load((3, 1))
     erin.write_confirmed("invite fred@example.org")
@@ -391,7 +391,7 @@ def test_the_watch_page_is_rate_limited(game) -> None:
 @pytest.mark.parametrize("language", ["en", "de"])
 def test_a_resignation_offer_is_worded_for_a_watcher(language: str) -> None:
     """watching.txt words it with lines.txt's win_kind (the macros events.txt imports are not its own)."""
-    text = watching.watch_event(Event(EventKind.RESIGN_OFFERED, 1, {"kind": 2, "points": 2}), ("Anna", "Ben"), language)
+    text = watchers.watch_event(Event(EventKind.RESIGN_OFFERED, 1, {"kind": 2, "points": 2}), ("Anna", "Ben"), language)
     assert text.startswith("Ben ") and "gammon" in text.lower()
 
 

@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from pbem.config import WebConfig
 from pbem.store.game_records import MatchStatus
-from pbem.service.web_board import WebBoard
+from pbem.service.pages.web_board import WebBoard
 from pbem.web.app import board_app, client_address
 from pbem.web.security import RateLimiter, address_key
 

@@ -27,7 +27,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from pbem.config import WebConfig
 from pbem.daemon.web import WebServer
-from pbem.service.web_board import WebBoard
+from pbem.service.pages.web_board import WebBoard
 from pbem.web.app import board_app
 
 pytestmark = pytest.mark.browser

@@ -35,9 +35,11 @@ from pbem.mail.bounce_reasons import HARD, SERVICE_SIDE, readable
 from pbem.mail.bounces import Bounce, Failure
 from pbem.mail.reading import TOKEN_PATTERN
 from pbem.render.views import Notice
-from pbem.service.conversation import Answering, Conversation, last_mail_of
-from pbem.service.dice import SEEDED_DICE
-from pbem.service.tables import Table, locked_match
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.dice import SEEDED_DICE
+from pbem.service.table.letters import undeliverable
+from pbem.service.table.news import Answering, last_mail_of
+from pbem.service.table.tables import Table, locked_match
 from pbem.store.game_records import AccountConfirmation, MatchStatus, Player, TournamentRecord
 from pbem.store.mail_records import DeliveryFailure, OutboundMail
 
@@ -45,12 +47,6 @@ log = logging.getLogger(__name__)
 
 _ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
 _REPLY_TOKEN = re.compile(rf"\+({TOKEN_PATTERN})@")
-
-
-def undeliverable(player: Player, config: Config) -> bool:
-    """Mail to ``player`` bounced ``[limits] bounce_limit`` times for good since they last wrote."""
-    limit = config.limits.bounce_limit
-    return bool(limit) and player.bounces >= limit
 
 
 def apply_bounce(session: Session, bounce: Bounce, config: Config, now: datetime) -> tuple[str, list[Conversation]]:

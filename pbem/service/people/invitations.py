@@ -22,11 +22,13 @@ from pbem.mail.reading import new_token
 from pbem.render.views import EventKind, Notice
 from pbem.rules import scoring
 from pbem.rules.prizes import Prize
-from pbem.service import assistant, credits, ladder_standing
-from pbem.service.bounces import undeliverable
-from pbem.service.conversation import Conversation
-from pbem.service.play import advance, start_game
-from pbem.service.tables import Table
+from pbem.service.games import credits
+from pbem.service.games import ladder_standing
+from pbem.service.games.play import advance, start_game
+from pbem.service.table import assistant
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.letters import undeliverable
+from pbem.service.table.tables import Table
 from pbem.store.db import utc_now
 from pbem.store.game_records import AccountConfirmation, Ladder, MatchRecord, MatchStatus, Player, Seat
 
@@ -124,7 +126,7 @@ def invite(talk: Conversation, command: commands.Invite) -> None:
 
 def challenge(talk: Conversation, address: str, options: commands.GameOptions, ladder: Ladder,
               shown: str | None = None) -> Table | None:
-    """A ladder challenge (:mod:`pbem.service.ladders`): an invitation like any other, under the
+    """A ladder challenge (:mod:`pbem.service.competitions.ladders`): an invitation like any other, under the
     same rules (limits, ``stop``, bounces), whose match belongs to the ladder; None when refused.
     ``shown``: how a refusal names the one challenged (their name, when challenged by place:
     the challenger is never told an address they did not write)."""

@@ -1,7 +1,7 @@
 """A ladder's standing in the store, and what a challenge's end does to it.
 
-Called from the game flow (a ladder match ends, :mod:`pbem.service.play`), from a declined
-challenge (:mod:`pbem.service.invitations`) and from the ladder job (a challenge not answered in
+Called from the game flow (a ladder match ends, :mod:`pbem.service.games.play`), from a declined
+challenge (:mod:`pbem.service.people.invitations`) and from the ladder job (a challenge not answered in
 time): each takes the ladder row's lock after the match's own, as every lock of a match and its
 ladder is taken, so that two results at once are applied one after the other and none is lost.
 """
@@ -16,8 +16,9 @@ from pbem.config import Config
 from pbem.render.views import EventKind
 from pbem.rules import ladder as ladder_rules
 from pbem.rules import scoring
-from pbem.service.conversation import Conversation, shown_name
-from pbem.service.tables import Table
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.letters import shown_name
+from pbem.service.table.tables import Table
 from pbem.store.game_records import Ladder, MatchRecord, MatchStatus, Player
 
 RESULTS_KEPT = 20
@@ -38,7 +39,7 @@ class HowDecided:
 
 def locked_ladder(session: Session, ladder_id: int) -> Ladder | None:
     """The ladder row, read afresh and locked until the transaction ends (as
-    :func:`pbem.service.tables.locked_match` locks a match)."""
+    :func:`pbem.service.table.tables.locked_match` locks a match)."""
     return session.get(Ladder, ladder_id, with_for_update=True, populate_existing=True)
 
 

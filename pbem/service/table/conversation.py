@@ -10,79 +10,29 @@ several commands in one mail still give one tidy answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from pbem import commands
 from pbem.config import Config
-from pbem.mail.composing import Attachment, InlineImage, Letter, new_content_id
-from pbem.mail.reading import new_token, reply_address
+from pbem.mail.composing import InlineImage, Letter, new_content_id
 from pbem.render.board_image import board_alt, render_board_png
-from pbem.render.templating import environment, explain, fix_example, render, wrap_prose
-from pbem.render.views import EventKind, GameView, Notice
-from pbem.render.text_board import BoardView, LastMove, Who
-from pbem.render.text_board import Score as BoardScore
-from pbem.render.text_board import render_text_board
-from pbem.rules import cube as cube_rules
+from pbem.render.templating import explain, fix_example, render, wrap_prose
+from pbem.render.views import EventKind, Notice
 from pbem.rules import game as game_rules
-from pbem.rules import prizes, scoring
-from pbem.rules.gnubg_ids import match_id, position_id
-from pbem.rules.moves import Play, apply_play, legal_plays
-from pbem.rules.position import Position
-from pbem.rules.notation import Colour, Numbering, example_play, format_play
-from pbem.service import clocks
-from pbem.service.assistant import NAMES as ASSISTANT_NAMES
-from pbem.service.assistant import is_assistant
-from pbem.service.dice import DiceRoller
-from pbem.service.tables import Table
-from pbem.store.game_records import MatchRecord, MatchStatus, Player, Seat
+from pbem.rules.notation import Colour, Numbering
+from pbem.service.table.assistant import is_assistant
+from pbem.service.table.dice import DiceRoller
+from pbem.service.table.letters import (game_view, games_link, next_step, render_event, tells_move,
+                                        template_module, unsubscribe_links)
+from pbem.service.table.news import Answering, Event, News
+from pbem.service.table.tables import Table
+from pbem.store.game_records import MatchStatus, Player
 
 
-@dataclass(frozen=True)
-class Event:
-    """Something that happened in a match; ``seat`` did it (None: the service itself)."""
-
-    kind: EventKind
-    seat: int | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    automatic: bool = False
-    """Done by the service for ``seat`` (a roll, a forced play), not by a command of theirs."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind.value, "seat": self.seat, "data": self.data, "automatic": self.automatic}
-
-    @classmethod
-    def from_dict(cls, document: dict[str, Any]) -> Event:
-        return cls(EventKind(document["kind"]), document["seat"], document["data"], document.get("automatic", False))
-
-
-@dataclass
-class News:
-    """What happened in one match while this mail was applied."""
-
-    table: Table
-    events: list[Event] = field(default_factory=list)
-    notify: set[int] = field(default_factory=set)
-    """Seats (besides the sender) that get a letter."""
-    for_sender: list[str] = field(default_factory=list)
-    """Texts for the sender alone (errors, confirmations), already in their language."""
-    attachments: list[Attachment] = field(default_factory=list)
-    show_board: bool = True
-    opened: bool = False
-    """The match began with this mail (a tournament's pairing): its letters come after the
-    letters about no match, which may announce it (the round that ended)."""
-
-
-@dataclass(frozen=True)
-class Answering:
-    """Where the letters to the sender thread: under this Message-ID, after these References."""
-
-    message_id: str | None
-    references: tuple[str, ...] = ()
 
 
 ERRORS_WITHOUT_HELP = frozenset((
@@ -165,7 +115,7 @@ class Conversation:
     """The commands came from the web board, which shows the sender the result at once: a
     letter that would only repeat it is left out, as with ``copies off``."""
     automatic: bool = False
-    """Events recorded now are done by the service (:func:`pbem.service.play.advance`)."""
+    """Events recorded now are done by the service (:func:`pbem.service.games.play.advance`)."""
     general_subject: str | None = None
     """The subject of the sender's general letter: that of its first text that has one (a
     tournament opened, a ladder's standing, a refusal…); else "Your mail to …"."""
@@ -207,7 +157,7 @@ class Conversation:
         names it, as the one thing its reader must answer."""
         if self.general_subject is not None and macro is not Notice.CONFIRM_ACCOUNT:
             return
-        module = _module("notices.txt", self.language(self.sender), self.sender_context())
+        module = template_module("notices.txt", self.language(self.sender), self.sender_context())
         named = getattr(module, f"subject_{macro}", None)
         if named is not None:
             self.general_subject = str(named(**context)).strip()
@@ -215,7 +165,7 @@ class Conversation:
             self.general_subject = str(module.subject_refusal()).strip()
 
     def notice(self, macro: Notice, **context: Any) -> str:
-        module = _module("notices.txt", self.language(self.sender), self.sender_context())
+        module = template_module("notices.txt", self.language(self.sender), self.sender_context())
         return str(getattr(module, macro)(**context)).strip()
 
     def tell(self, player: Player, macro: Notice, reply_token: str | None = None, **context: Any) -> None:
@@ -225,7 +175,7 @@ class Conversation:
         if player.id == self.sender.id and reply_token is None:
             self.say_template(macro, **context)
             return
-        module = _module("notices.txt", self.language(player), self.context_of(player))
+        module = template_module("notices.txt", self.language(player), self.context_of(player))
         text = str(getattr(module, macro)(**context)).strip()
         assert player.id is not None
         # Nobody asked for this letter: a text with a subject_… macro of its own names it, as
@@ -252,7 +202,7 @@ class Conversation:
                                  example=fix_example(code, language))
         self.say(reason, table)
         if table is None and self.general_subject is None:
-            module = _module("notices.txt", self.language(self.sender), self.sender_context())
+            module = template_module("notices.txt", self.language(self.sender), self.sender_context())
             self.general_subject = str(module.subject_refusal(line=_quoted_line(line or "", MAX_SUBJECT_LINE))).strip()
         if code not in ERRORS_WITHOUT_HELP and not (line is not None and commands.about_no_game(line)):
             self.erred.add(None if table is None else table.id)
@@ -334,7 +284,7 @@ class Conversation:
         """A letter to someone other than the sender, about no match: a thread of its own."""
         language = self.language(player)
         context = self.context_of(player)
-        subject = subject or str(_module("notices.txt", language, context).subject_general()).strip()
+        subject = subject or str(template_module("notices.txt", language, context).subject_general()).strip()
         return Letter(to_address=player.address, to_name=player.name, subject=subject,
                       text=render("notice.txt", language, texts=texts, **context),
                       html=render("notice.html", language, texts=texts, subject=subject, **context),
@@ -358,7 +308,7 @@ class Conversation:
         table, game = news.table, news.table.game
         if table.status is not MatchStatus.RUNNING or game is None or game.phase is game_rules.Phase.OVER:
             return True
-        if _next_step(table, seat) in _TO_ACT or table.seats[seat].notes:
+        if next_step(table, seat) in _TO_ACT or table.seats[seat].notes:
             return True
         return not all(event.kind in _TOLD_LATER or (event.seat == seat and event.kind in _OWN_DECISIONS)
                        for event in news.events)
@@ -380,7 +330,7 @@ class Conversation:
         if None in self.erred:
             texts = [*texts, self.help_text(None, short=True)]
         context = self.sender_context()
-        subject = self.general_subject or str(_module("notices.txt", language, context).subject_general()).strip()
+        subject = self.general_subject or str(template_module("notices.txt", language, context).subject_general()).strip()
         text = render("notice.txt", language, texts=texts, **context)
         return Letter(
             to_address=self.sender.address,
@@ -409,7 +359,7 @@ class Conversation:
         notes = table.take_notes(seat)
         context = {**view.template_context(), "events": events, "texts": texts, "notes": notes,
                    "games_link": games_link(self.session, player, self.config)}
-        module = _module("game.txt", language, context)  # made by rendering the letter: its text is the module's
+        module = template_module("game.txt", language, context)  # made by rendering the letter: its text is the module's
         subject = str(module.subject(news.events)).strip()
         text = wrap_prose(str(module))
         images: tuple[InlineImage, ...] = ()
@@ -444,230 +394,3 @@ class Conversation:
         )
 
 
-def shown_name(player: Player, language: str) -> str:
-    """The name a letter shows: the Assistant's in the reader's language, else the display name."""
-    return ASSISTANT_NAMES.get(language, player.display_name) if is_assistant(player) else player.display_name
-
-
-def last_mail_of(table: Table, seat: int) -> Answering:
-    """The last mail of the seat's thread: a letter of the daemon's jobs (a clock's alarm, a
-    review) threads under it, as an answer to the player's mail does under that mail."""
-    thread = table.thread(seat)
-    return Answering(thread[-1] if thread else None, tuple(thread[:-1]))
-
-
-def page_token_of(session: Session, player: Player) -> str:
-    """The secret of ``player``'s own page of all their games, made the first time it is needed."""
-    if player.page_token is None:
-        player.page_token = new_token()
-        session.add(player)
-    return player.page_token
-
-
-def unsubscribe_links(session: Session, player: Player, config: Config) -> tuple[str, ...]:
-    """The ``List-Unsubscribe`` URIs of an invitation or a confirmation request to ``player``:
-    a mail to the service with the address's own unsubscribe token, and the one-click link on
-    the web board; none for a player who has played here (who asked for the mail, so to speak)."""
-    if has_played(session, player):
-        return ()
-    if player.unsubscribe_token is None:
-        player.unsubscribe_token = new_token()
-        session.add(player)
-    mailto = f"mailto:{reply_address(config.service.address, player.unsubscribe_token)}?subject=stop"
-    return (mailto,) if config.web is None else (mailto, config.web.unsubscribe_link(player.unsubscribe_token))
-
-
-def has_played(session: Session, player: Player) -> bool:
-    """Whether ``player`` has sat at a match that started (an invitation accepted)."""
-    return session.exec(select(Seat.match_id).join(MatchRecord, col(MatchRecord.id) == Seat.match_id).where(
-        Seat.player_id == player.id,
-        col(MatchRecord.status).in_([MatchStatus.RUNNING.value, MatchStatus.FINISHED.value])).limit(1)).first() \
-        is not None
-
-
-def games_link(session: Session, player: Player, config: Config) -> str | None:
-    """The link to ``player``'s page of all their games, for the footer of every mail to them
-    (None: the web board is off, or the player is the Assistant, who gets no mail)."""
-    if config.web is None or is_assistant(player):
-        return None
-    return config.web.games_link(page_token_of(session, player))
-
-
-def clock_text(clock: dict[str, Any], opponent: str, language: str) -> str:
-    """The clocks of one game as its mails word them (for a list of several games)."""
-    context = {"opponent": opponent, "names": ["", ""], "me": 0, "numbering": "own", "colour": "white"}
-    return str(_module("lines.txt", language, context).clock_line(clock)).strip()
-
-
-def _module(template: str, language: str, context: dict[str, Any]) -> Any:
-    """A template's macros (subjects, events, notices): the pieces a letter is made of."""
-    return environment().get_template(f"{language}/{template}").make_module({"language": language, **context})
-
-
-_MOVES_TOLD = frozenset((EventKind.MOVED, EventKind.AUTOMOVED, EventKind.CANNOT_MOVE))
-
-
-def tells_move(mover: int, events: list[Event]) -> bool:
-    """The events tell a move (or a roll that could not move) of ``mover``: what the board's last
-    move line would say again."""
-    return any(event.kind in _MOVES_TOLD and event.seat == mover for event in events)
-
-
-def render_event(event: Event, table: Table, seat: int, language: str) -> str:
-    """One event worded for ``seat``: "you" for their own actions, the opponent's name else."""
-    numbering = table.numbering(seat)
-    names = (shown_name(table.players[0], language), shown_name(table.players[1], language))
-    # An offer to resign answered in the same mail (by the Assistant) no longer stands.
-    offer_stands = table.game is not None and table.game.resign_offer is not None
-    data = dict(event.data)
-    if "plays" in data:
-        data["play"] = data.pop("plays")[numbering.value]
-    module = _event_module(language, numbering.value, Colour.of_seat(seat).value, seat, names, offer_stands)
-    return str(getattr(module, event.kind)(event.seat, data)).strip()
-
-
-EVENT_MODULES_KEPT = 512
-"""How many ``events.txt`` modules are kept: one per seat of each match being played."""
-
-
-@lru_cache(maxsize=EVENT_MODULES_KEPT)
-def _event_module(language: str, numbering: str, colour: str, me: int, names: tuple[str, str],
-                  offer_stands: bool) -> Any:
-    """The event macros for one seat of one match, made once rather than for every event (making
-    a module runs the whole template: a tenth of a move's work when every event made its own)."""
-    context = {"numbering": numbering, "colour": colour, "me": me, "names": list(names), "offer_stands": offer_stands}
-    return _module("events.txt", language, context)
-
-
-def play_texts(before: Position, play: Play, mover: int) -> dict[str, str]:
-    """A play in both numberings, written from the mover's side (as gnubg and FIBS do)."""
-    colour = Colour.of_seat(mover)
-    return {numbering.value: format_play(before, play, numbering, colour) for numbering in Numbering}
-
-
-def game_view(table: Table, seat: int, config: Config, now: datetime, move_told: bool = False) -> GameView:
-    """Everything a game letter shows, from ``seat``'s side: board, score, clocks, what to do next.
-    ``move_told``: the letter tells the opponent's last move among its events, so the board does
-    not say it again."""
-    player = table.players[seat]
-    opponent = table.players[1 - seat]
-    numbering = table.numbering(seat)
-    colour = Colour.of_seat(seat)
-    language = player.language or config.service.language
-    game = table.game
-    rules = table.score.rules
-    points = table.score.points
-    view = GameView(
-        numbering=numbering.value,
-        colour=colour.value,
-        me=shown_name(player, language),
-        opponent=shown_name(opponent, language),
-        names=[shown_name(table.players[0], language), shown_name(table.players[1], language)],
-        seat=seat,
-        status=table.status.value,
-        rules=rules,
-        score=scoring.seen_from(points, seat),
-        game_number=table.record.game_number,
-        next=_next_step(table, seat),
-        winner=scoring.winner(table.score),
-        service=config.service,
-        reply_to=reply_address(config.service.address, table.token(seat)),
-        clock=clocks.clock_view(table, seat, config, now),
-        web_link=None if config.web is None else config.web.link(table.token(seat)),
-        rematch=table.record.tournament_id is None,
-    )
-    prize = table.prize if table.status is MatchStatus.RUNNING else None
-    if prize is not None:
-        view = replace(view, prize=prize, at_stake=prizes.at_stake(prize, game.cube if game is not None else 1))
-    if game is None:
-        return view
-    example = None
-    if view.next == "move":
-        plays = legal_plays(game.board, game.dice) if game.dice else {}
-        if plays:
-            example = format_play(game.board, example_play(plays.values()), numbering, colour)
-    board = game.board if game.seat == seat else game.board.swap()
-    crawford = game.crawford and table.status is not MatchStatus.FINISHED  # no Crawford game on a finished match
-    # The score before this game, except after the last game, when the final score stands.
-    points = table.score.points if table.status is MatchStatus.FINISHED else game.score
-    score_points = scoring.seen_from(points, seat)
-    board_view = BoardView(
-        position=board,
-        numbering=numbering,
-        colour=colour,
-        viewer_name=shown_name(player, language),
-        opponent_name=shown_name(opponent, language),
-        turn=None if game.to_act is None else Who.VIEWER if game.to_act == seat else Who.OPPONENT,
-        dice=game.dice,
-        cube_value=game.cube,
-        cube_owner=None if game.cube_owner is None else (Who.VIEWER if game.cube_owner == seat else Who.OPPONENT),
-        cube_offered=None if game.phase is not game_rules.Phase.DOUBLE_OFFERED or game.to_act is None
-        else Who.OPPONENT if game.to_act == seat else Who.VIEWER,
-        score=BoardScore(
-            kind=rules.format,
-            length=rules.length if rules.format in (scoring.Format.MATCH, scoring.Format.GAMES) else None,
-            viewer=score_points[0],
-            opponent=score_points[1],
-            crawford=crawford,
-        ),
-        last_move=_last_move(game, seat),
-        last_move_told=move_told,
-    )
-    return replace(
-        view,
-        example=example,
-        dice=game.dice,
-        cube=game.cube,
-        offered=game.cube * 2,
-        beavered=game.beavered,
-        beaver_allowed=not game.beavered and cube_rules.beaver_refusal(rules, game.cube * 2) is None,
-        crawford=crawford,
-        ids={"position": position_id(game.board), "match": match_id(game_rules.match_id_state(game))},
-        board=render_text_board(board_view, language),
-        board_view=board_view,
-    )
-
-
-def _last_move(game: game_rules.Game, seat: int) -> LastMove | None:
-    """The opponent's latest play, while it is still the last thing that happened on the board."""
-    moves_made = [action for action in game.record if action.kind == game_rules.ActionKind.MOVE]
-    if not moves_made or moves_made[-1].seat == seat or game.phase is game_rules.Phase.OVER:
-        return None
-    return LastMove(before=_board_before_last_move(game), play=moves_made[-1].play or ())
-
-
-def _board_before_last_move(game: game_rules.Game) -> Position:
-    """Replays the record from the start: the board the last play was made on, from its mover."""
-    board, side, before = Position.start(), game.record[0].seat, Position.start()
-    for action in game.record:
-        if action.kind != game_rules.ActionKind.MOVE:
-            continue
-        before = board if side == action.seat else board.swap()
-        board, side = apply_play(before, action.play or ()), action.seat
-    return before
-
-
-def _next_step(table: Table, seat: int) -> str:
-    """What the letter asks of ``seat`` (a key of the ``next`` texts in ``game.txt``)."""
-    status = table.status
-    if status is MatchStatus.INVITED:
-        return "accept" if seat == 1 else "wait_invitation"
-    if status is MatchStatus.DECLINED:
-        return "declined"
-    if status is MatchStatus.FINISHED:
-        return "finished"
-    game = table.game
-    assert game is not None
-    if game.resign_offer is not None:
-        # The offerer may still play on (which withdraws the offer), but is not told "your turn".
-        return "answer_resign" if game.resign_offer[0] == 1 - seat else "wait_resign"
-    if game.to_act != seat and game.draw_offer == 1 - seat:
-        return "answer_draw"
-    if game.to_act != seat:
-        return "wait_answer" if game.phase is game_rules.Phase.DOUBLE_OFFERED else "wait"
-    return {
-        game_rules.Phase.ROLL_OR_DOUBLE: "roll_or_double",
-        game_rules.Phase.TO_MOVE: "move",
-        game_rules.Phase.DOUBLE_OFFERED: "answer_double",
-        game_rules.Phase.TO_ROLL: "wait",
-    }[game.phase]

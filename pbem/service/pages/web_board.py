@@ -3,9 +3,9 @@
 A game link ``BASE_URL/g/<token>`` carries the seat's token, the one in the Reply-To of its
 mails: it finds the match and the seat exactly as a reply does (:func:`table_for_token`).  A
 form is applied as a mail's game command is: in one transaction, with the match row locked
-(:func:`~pbem.service.tables.locked_match`, so several daemons never apply two moves to one
-game), through :func:`pbem.service.play.apply_game_command`, and the letters are queued by
-:func:`pbem.service.inbox.send_letters`, as for a mail: the opponent's mail, and the sender's
+(:func:`~pbem.service.table.tables.locked_match`, so several daemons never apply two moves to one
+game), through :func:`pbem.service.games.play.apply_game_command`, and the letters are queued by
+:func:`pbem.service.mailroom.inbox.send_letters`, as for a mail: the opponent's mail, and the sender's
 only where it says more than the page showed them (their turn again, an error, a note), as
 with ``copies off``.
 
@@ -42,15 +42,21 @@ from pbem.rules.notation import Colour, Numbering, format_play
 from pbem.rules.position import Position
 from pbem.rules import prizes, scoring
 from pbem.rules.scoring import WinKind
-from pbem.service import assistant, invitations, play, tournaments, watching
-from pbem.service.bounces import failures_of_match
-from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
-from pbem.service.dice import SEEDED_DICE, DiceRoller
-from pbem.service.inbox import send_letters
-from pbem.service.ladder_page import ladder_page
-from pbem.service.reports import match_file, match_filename
-from pbem.service.player_page import PlayerPages
-from pbem.service.tables import Table, table_for_token
+from pbem.service.games import play
+from pbem.service.mailroom.bounces import failures_of_match
+from pbem.service.mailroom.inbox import send_letters
+from pbem.service.pages import tournament_page
+from pbem.service.pages.ladder_page import ladder_page
+from pbem.service.pages.player_page import PlayerPages
+from pbem.service.pages.reports import match_file, match_filename
+from pbem.service.people import invitations
+from pbem.service.table import assistant
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.dice import SEEDED_DICE, DiceRoller
+from pbem.service.table.letters import game_view, play_texts, render_event
+from pbem.service.table.news import Event, last_mail_of
+from pbem.service.table.tables import Table, table_for_token
+from pbem.service.watching import watchers
 from pbem.store.db import session_scope, utc_now
 from pbem.store.game_records import MatchStatus, Player
 
@@ -89,15 +95,15 @@ class WebBoard:
             return None if found is None else found[0].players[found[1]].language or self.config.service.language
 
     def player_page(self, page_token: str) -> PlayerPageView | None:
-        """A player's own page of all their games (:mod:`pbem.service.player_page`)."""
+        """A player's own page of all their games (:mod:`pbem.service.pages.player_page`)."""
         return PlayerPages(self.config, self.engine, self.clock).page(page_token)
 
     def tournament_page(self, code: str, page_token: str | None) -> TournamentPageView | None:
-        """A tournament's page (:func:`pbem.service.tournaments.page_view`)."""
+        """A tournament's page (:func:`pbem.service.pages.tournament_page.page_view`)."""
         with Session(self.engine) as session:
-            return tournaments.page_view(session, self.config, code, page_token)
+            return tournament_page.page_view(session, self.config, code, page_token)
     def ladder_page(self, code: str) -> LadderPageView | None:
-        """A ladder's read-only page (:mod:`pbem.service.ladder_page`)."""
+        """A ladder's read-only page (:mod:`pbem.service.pages.ladder_page`)."""
         return ladder_page(self.config, self.engine, code)
 
     def unsubscribe(self, unsubscribe_token: str, apply: bool) -> UnsubscribeView | None:
@@ -114,9 +120,9 @@ class WebBoard:
             return UnsubscribeView(player.language or self.config.service.language, self.config.service, apply)
 
     def watch_page(self, code: str) -> WatchView:
-        """The read-only page of the match with this watch code (:mod:`pbem.service.watching`)."""
+        """The read-only page of the match with this watch code (:mod:`pbem.service.watching.watchers`)."""
         with Session(self.engine) as session:
-            return watching.watch_page(session, self.config, code, self.clock(),
+            return watchers.watch_page(session, self.config, code, self.clock(),
                                        lambda table: moves_so_far(table, 0, Numbering.OWN))
 
     def match_file(self, token: str) -> tuple[str, str] | None:

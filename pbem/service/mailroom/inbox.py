@@ -47,11 +47,20 @@ from pbem.mail.reading import (MAX_HTML_CHARS, TOKEN_PATTERN, IncomingMail, Read
                                subject_text)
 from pbem.render.views import Notice
 from pbem.mail.bounces import read_bounce, sent_to_bounce_address
-from pbem.service import account, bounces, clocks, invitations, ladders, play, tournaments, watching
-from pbem.service.assistant import NAMES as ASSISTANT_NAMES
-from pbem.service.conversation import Answering, Conversation
-from pbem.service.dice import SEEDED_DICE, DiceRoller
-from pbem.service.tables import Table, table_for_token
+from pbem.service.competitions import ladders
+from pbem.service.competitions import tournaments
+from pbem.service.games import play
+from pbem.service.mailroom import bounces
+from pbem.service.people import account
+from pbem.service.people import invitations
+from pbem.service.table import clocks
+from pbem.service.table.assistant import NAMES as ASSISTANT_NAMES
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.dice import SEEDED_DICE, DiceRoller
+from pbem.service.table.letters import undeliverable
+from pbem.service.table.news import Answering
+from pbem.service.table.tables import Table, table_for_token
+from pbem.service.watching import watchers
 from pbem.store.db import utc_now
 from pbem.store.game_records import AccountConfirmation, MatchStatus, Player, Seat
 from pbem.store.mail_records import InboundMail, InboundState, OutboundMail, queue_mail
@@ -265,7 +274,7 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
     watched: list[tuple[str, str]] = []
     if found is None and any(isinstance(command, (*_GAME_COMMANDS, commands.Accept, commands.Decline))
                              for command in parsed):
-        watched = watching.games_replied_to_as_watcher(talk, mail.in_reply_to, mail.references)
+        watched = watchers.games_replied_to_as_watcher(talk, mail.in_reply_to, mail.references)
         if watched:  # a watcher answered a watcher's mail with a move: no game of theirs is meant
             talk.say_template(Notice.WATCHER_CANNOT_ACT, games=watched)
             parsed = [command for command in parsed
@@ -565,10 +574,10 @@ def _dispatch(
             else:
                 invitations.rematch(talk, table, seat)
         case commands.Watchers(on=on):
-            watching.set_watchers(talk, table, seat, on)
+            watchers.set_watchers(talk, table, seat, on)
         case commands.Watch():
             talk.invitation_apart = True  # about the watched game, not the one whose thread it is written in
-            watching.watch(talk, command)
+            watchers.watch(talk, command)
         case commands.Accept() | commands.Decline() | commands.Move() | commands.Roll() | commands.Double() \
                 | commands.Take() | commands.Drop() | commands.Beaver() | commands.Resign() | commands.Remis() \
                 | commands.OfferResignation():
@@ -595,7 +604,7 @@ def send_letters(talk: Conversation) -> None:
         clocks.sync(news.table, config, talk.now)
     for player, table, letter in talk.letters():
         asks_proof = player.id == talk.sender.id and talk.reply_token is not None and letter.token == talk.reply_token
-        if bounces.undeliverable(player, config) and not asks_proof:
+        if undeliverable(player, config) and not asks_proof:
             # A "please confirm" still goes: it is how the address's owner, writing a new mail,
             # proves it reads it again (at most [limits] confirmations_per_day of them).
             log.info("no mail to %s: it bounced %d times since its owner last wrote", player.address, player.bounces)
@@ -606,6 +615,6 @@ def send_letters(talk: Conversation) -> None:
         seat = None if table is None else table.seat_of(player)
         if table is not None and seat is not None:
             table.add_to_thread(seat, str(message["Message-ID"]))
-    watching.send_watch_letters(talk)
+    watchers.send_watch_letters(talk)
     for news in talk.news.values():
         news.table.save(talk.session)

@@ -32,13 +32,12 @@ from pbem.render.views import EventKind, Notice
 from pbem.rules import brackets, scoring
 from pbem.rules import game as game_rules
 from pbem.rules.brackets import Bracket
-from pbem.service import invitations
-from pbem.service.bounces import undeliverable
-from pbem.config import Config
-from pbem.render.views import BracketMatch, TournamentPageView
-from pbem.service.conversation import Conversation, page_token_of
-from pbem.service.play import advance, start_game
-from pbem.service.tables import Table
+from pbem.service.games.play import advance, start_game
+from pbem.service.people import invitations
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.letters import page_token_of
+from pbem.service.table.letters import undeliverable
+from pbem.service.table.tables import Table
 from pbem.store.game_records import (AccountConfirmation, MatchRecord, MatchStatus, Player, TournamentEntry,
                                      TournamentRecord, TournamentStatus)
 from pbem.mail.reading import new_token, reply_address
@@ -108,7 +107,7 @@ def show(talk: Conversation, command: commands.TournamentShow) -> None:
         talk.say_template(Notice.TOURNAMENT_UNKNOWN, code=command.code)
         return
     bracket = None if record.bracket is None else Bracket.from_dict(record.bracket)
-    players = _players(talk.session, record)
+    players = players_of(talk.session, record)
     _say(talk, Notice.TOURNAMENT_BRACKET, record, status=str(record.status),
          entrants=[player.display_name for player in players.values()], size=record.size,
          length=record.match_length,
@@ -205,7 +204,7 @@ def _join(talk: Conversation, record: TournamentRecord, entered: bool) -> None:
         return
     talk.session.add(TournamentEntry(tournament_id=record.id, player_id=talk.sender.id, joined_at=talk.now))
     talk.session.flush()
-    count = len(_players(talk.session, record))
+    count = len(players_of(talk.session, record))
     if count < record.size:
         _say(talk, Notice.TOURNAMENT_JOINED, record, count=count, size=record.size)
     else:
@@ -226,7 +225,7 @@ def _start_by_organiser(talk: Conversation, record: TournamentRecord) -> None:
         _say(talk, Notice.TOURNAMENT_NOT_ORGANISER, record)
     elif record.status != TournamentStatus.OPEN:
         _say(talk, Notice.TOURNAMENT_NOT_OPEN, record)
-    elif (count := len(_players(talk.session, record))) < brackets.MIN_ENTRANTS:
+    elif (count := len(players_of(talk.session, record))) < brackets.MIN_ENTRANTS:
         _say(talk, Notice.TOURNAMENT_TOO_FEW, record, count=count)
     else:
         _start(talk, record)
@@ -295,7 +294,7 @@ def _advance(talk: Conversation, record: TournamentRecord, bracket: Bracket) -> 
         if (pairing.round, pairing.index) not in started:
             _start_pairing(talk, record, bracket, pairing)
     record.bracket = bracket.to_dict()
-    players = _players(talk.session, record)
+    players = players_of(talk.session, record)
     while record.rounds_told < bracket.rounds and brackets.round_over(bracket, record.rounds_told):
         _tell_round(talk, record, bracket, record.rounds_told, players)
         record.rounds_told += 1
@@ -379,60 +378,7 @@ def page_link(talk: Conversation, record: TournamentRecord, player: Player) -> s
     return talk.config.web.tournament_link(record.code, page_token_of(talk.session, player))
 
 
-def page_view(session: Session, config: Config, code: str, page_token: str | None) -> TournamentPageView | None:
-    """The tournament's page; with a player's page token, their own matches link to their games.
-    None for an unknown code, or a page token that is no player's."""
-    record = session.exec(select(TournamentRecord).where(TournamentRecord.code == code)).first()
-    viewer = None if page_token is None else session.exec(select(Player).where(Player.page_token == page_token)).first()
-    if record is None or (page_token is not None and viewer is None):
-        return None
-    players = _players(session, record)
-    language = (viewer.language if viewer is not None else None) or config.service.language
-    rounds: tuple[tuple[BracketMatch, ...], ...] = ()
-    champion = None
-    if record.bracket is not None:
-        bracket = Bracket.from_dict(record.bracket)
-        played = _played(session, config, record, viewer)
-        rounds = tuple(tuple(_cell(bracket, round, index, players, played) for index in range(len(row)))
-                       for round, row in enumerate(bracket.winners))
-        if (winner := brackets.champion(bracket)) is not None:
-            champion = players[winner].display_name
-    return TournamentPageView(language=language, name=record.name, code=record.code, status=str(record.status),
-                              size=record.size, length=record.match_length,
-                              entrants=tuple(player.display_name for player in players.values()), rounds=rounds,
-                              champion=champion)
-
-
-def _cell(bracket: Bracket, round: int, index: int, players: dict[int, Player],
-          played: dict[tuple[int, int], tuple[dict[int, int], str | None]]) -> BracketMatch:
-    pair = bracket.players(round, index)
-    names = tuple(None if player is None else players[player].display_name for player in pair)
-    winner = bracket.winners[round][index]
-    points, link = played.get((round, index), ({}, None))
-    first, second = pair
-    scores = (points[first], points[second]) if first in points and second in points else None
-    return BracketMatch(names=(names[0], names[1]), winner=None if winner is None else pair.index(winner),
-                        bye=round == 0 and None in pair, link=link, scores=scores)
-
-
-def _played(session: Session, config: Config, record: TournamentRecord,
-            viewer: Player | None) -> dict[tuple[int, int], tuple[dict[int, int], str | None]]:
-    """The matches of the bracket played or being played, by place: the points of each player (by
-    id) and, on the viewer's own copy, the viewer's seat link of their own matches."""
-    played = {}
-    for match in session.exec(select(MatchRecord).where(MatchRecord.tournament_id == record.id)).all():
-        if match.tournament_round is None or match.tournament_index is None:
-            continue
-        table = Table.load(session, match)
-        points = {player.id: table.score.points[seat] for seat, player in enumerate(table.players)
-                  if player.id is not None}
-        seat = None if viewer is None else table.seat_of(viewer)
-        link = None if seat is None or config.web is None else config.web.link(table.token(seat))
-        played[match.tournament_round, match.tournament_index] = (points, link)
-    return played
-
-
-def _players(session: Session, record: TournamentRecord) -> dict[int, Player]:
+def players_of(session: Session, record: TournamentRecord) -> dict[int, Player]:
     """The tournament's players by id, in the order they joined."""
     rows = session.exec(select(Player).join(TournamentEntry, col(TournamentEntry.player_id) == Player.id)
                         .where(TournamentEntry.tournament_id == record.id)

@@ -48,10 +48,11 @@ from pbem.periodic import PeriodicJob
 from pbem.render.templating import environment, render, wrap_prose
 from pbem.render.views import EventKind
 from pbem.rules.game import Game
-from pbem.service.assistant import is_assistant
-from pbem.service.bounces import undeliverable
-from pbem.service.conversation import Event, games_link, last_mail_of, render_event, shown_name
-from pbem.service.tables import Table
+from pbem.service.table.assistant import is_assistant
+from pbem.service.table.letters import games_link, render_event, shown_name
+from pbem.service.table.letters import undeliverable
+from pbem.service.table.news import Event, last_mail_of
+from pbem.service.table.tables import Table
 from pbem.store.db import make_engine, session_scope, utc_now
 from pbem.store.game_records import MatchRecord, MatchStatus, ReviewJob
 from pbem.store.mail_records import queue_mail

@@ -19,8 +19,8 @@ from pbem.rules.game import Phase
 from pbem.rules.prizes import Prize, PrizeKind
 from pbem.rules.scoring import Format, MatchRules, Score
 from pbem.mail.bounce_reasons import SERVICE_SIDE
-from pbem.service import clocks
-from pbem.service.tables import Table
+from pbem.service.table import clocks
+from pbem.service.table.tables import Table
 from pbem.store.attempts import FileJournal
 from pbem.store.db import head_revision, schema_revision, utc_now
 from pbem.rules import brackets
@@ -54,7 +54,7 @@ def match_file(session: Session, match_id: int) -> str | None:
 
 def match_filename(table: Table) -> str:
     """The name of a match's ``.mat`` file on its page, the one its last mail attaches it under
-    (:func:`pbem.service.play._finish_match`)."""
+    (:func:`pbem.service.games.play._finish_match`)."""
     return f"pbem-{table.id}-{table.players[0].display_name}-{table.players[1].display_name}.mat".replace(" ", "_")
 
 

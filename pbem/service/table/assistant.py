@@ -2,7 +2,7 @@
 
 The Assistant is a :class:`Player` row with a reserved address that no mail can come from
 (``.invalid``), so no letter is ever sent to it.  It answers within the same transaction as
-the mail it answers: :func:`pbem.service.play.advance` asks :func:`decide` whenever the game
+the mail it answers: :func:`pbem.service.games.play.advance` asks :func:`decide` whenever the game
 waits for the Assistant, and applies the command it returns like a player's command, so both
 sides hear of it in the same words.
 """
@@ -16,7 +16,7 @@ from pbem.config import Config
 from pbem.rules import cube as cube_rules
 from pbem.rules import game as rules
 from pbem.rules.notation import Colour, format_play
-from pbem.service.tables import Table
+from pbem.service.table.tables import Table
 from pbem.store.game_records import Player
 
 ADDRESS = "assistant@pbem.invalid"

@@ -1,6 +1,6 @@
 """The clocks of a match as stored in its row: started for every new turn, paused by vacations,
 shown in every game mail.  The arithmetic is :mod:`pbem.rules.clock`'s; the job that reminds
-and ends games on time is :mod:`pbem.service.clock_job`.
+and ends games on time is :mod:`pbem.service.jobs.clock_job`.
 
 Only the seat that must act has a running clock.  Its row keeps when that clock started, what
 was left of each seat's time bank when its clock last started, how many alarms were given, and
@@ -15,7 +15,7 @@ from typing import Any
 
 from pbem.config import Config
 from pbem.rules.clock import Clock, next_alarm_at, time_left
-from pbem.service.tables import Table
+from pbem.service.table.tables import Table
 from pbem.store.game_records import MatchRecord, MatchStatus
 
 

@@ -20,11 +20,12 @@ from sqlmodel import Session, col, select
 
 from pbem.config import Config
 from pbem.periodic import PeriodicJob
-from pbem.service import ladder_standing
-from pbem.service.conversation import Conversation, last_mail_of
-from pbem.service.dice import SEEDED_DICE
-from pbem.service.inbox import send_letters
-from pbem.service.tables import Table, locked_match
+from pbem.service.games import ladder_standing
+from pbem.service.mailroom.inbox import send_letters
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.dice import SEEDED_DICE
+from pbem.service.table.news import last_mail_of
+from pbem.service.table.tables import Table, locked_match
 from pbem.store.db import make_engine, session_scope, utc_now
 from pbem.store.game_records import Ladder, MatchRecord, MatchStatus, Player, Seat
 

@@ -12,8 +12,8 @@ from sqlmodel import Session, col, select
 
 from pbem.config import Config
 from pbem.render.views import LadderPageView
-from pbem.service.conversation import shown_name
-from pbem.service.ladder_standing import open_challenges
+from pbem.service.games.ladder_standing import open_challenges
+from pbem.service.table.letters import shown_name
 from pbem.store.game_records import Ladder, MatchStatus, Player, Seat
 
 

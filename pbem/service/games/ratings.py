@@ -17,9 +17,9 @@ from sqlmodel import Session, col, func, select
 
 from pbem.render.views import EventKind, Notice
 from pbem.rules import prizes, rating, scoring
-from pbem.service.assistant import is_assistant
-from pbem.service.conversation import Conversation
-from pbem.service.tables import Table
+from pbem.service.table.assistant import is_assistant
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.tables import Table
 from pbem.store.game_records import (RATING_BAND, RATING_COLUMNS, Player, RatingCount, move_rating_counts_at_commit,
                                      rating_band)
 

@@ -1,9 +1,9 @@
 """Ladders by mail: ``ladder new``, ``ladder join``, ``ladder challenge``, ``ladder leave`` and
 ``ladder NAME`` (SPEC: docs/players.md, "Ladders").
 
-A challenge is an invitation (:func:`pbem.service.invitations.challenge`): a match row with the
+A challenge is an invitation (:func:`pbem.service.people.invitations.challenge`): a match row with the
 ladder's id, the same proof, rate limits and ``stop`` as any invitation, accepted with the usual
-``accept``.  What its end does to the standing is :mod:`pbem.service.ladder_standing`'s.
+``accept``.  What its end does to the standing is :mod:`pbem.service.games.ladder_standing`'s.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from pbem.mail.reading import new_token
 from pbem.render.views import EventKind, Notice
 from pbem.rules import ladder as ladder_rules
 from pbem.rules.scoring import Format
-from pbem.service import invitations
-from pbem.service.conversation import Conversation, shown_name
-from pbem.service.bounces import undeliverable
-from pbem.service.ladder_standing import (
+from pbem.service.people import invitations
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.letters import shown_name
+from pbem.service.table.letters import undeliverable
+from pbem.service.games.ladder_standing import (
     HowDecided, apply_result, ladder_link, ladder_named, locked_ladder, open_challenges, standing_event_data, standing_names,
 )
 from pbem.store.game_records import Ladder, Player, Seat

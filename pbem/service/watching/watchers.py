@@ -30,10 +30,12 @@ from pbem.render.views import EventKind, MoveLine, Notice, WatchView
 from pbem.rules import game as game_rules
 from pbem.rules.notation import Numbering
 from pbem.rules.scoring import MatchRules
-from pbem.service import bounces
-from pbem.service.assistant import is_assistant
-from pbem.service.conversation import MAX_WAITING_NEWS, Conversation, Event, game_view, shown_name, tells_move
-from pbem.service.tables import Table, locked_match
+from pbem.service.table.assistant import is_assistant
+from pbem.service.table.conversation import MAX_WAITING_NEWS, Conversation
+from pbem.service.table.letters import game_view, shown_name, tells_move
+from pbem.service.table.letters import undeliverable
+from pbem.service.table.news import Event
+from pbem.service.table.tables import Table, locked_match
 from pbem.store.game_records import MatchRecord, MatchStatus, Player, Seat
 from pbem.store.mail_records import queue_mail
 from pbem.store.watching import MatchWatch, Watcher
@@ -232,7 +234,7 @@ def send_watch_letters(talk: Conversation) -> None:
             if not (watcher.every_move or any(event.kind in _ENDS_A_GAME for event in game_over)):
                 continue
             player = talk.session.get(Player, watcher.player_id)
-            if player is None or bounces.undeliverable(player, config):
+            if player is None or undeliverable(player, config):
                 continue
             letter = watch_letter(table, settings.code, player, watcher, events if watcher.every_move else game_over,
                                   config, talk.now)

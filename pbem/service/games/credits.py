@@ -26,9 +26,9 @@ from pbem.render.views import EventKind, Notice
 from pbem.rules import prizes
 from pbem.rules.prizes import Prize, from_cents, to_cents
 from pbem.rules.scoring import Result
-from pbem.service.assistant import is_assistant
-from pbem.service.conversation import Conversation
-from pbem.service.tables import Table
+from pbem.service.table.assistant import is_assistant
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.tables import Table
 from pbem.store import ledger
 from pbem.store.ledger import AccountKind, MovementKind
 from pbem.store.game_records import Player

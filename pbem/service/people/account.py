@@ -13,9 +13,15 @@ from pbem import commands
 from pbem.config import Config
 from pbem.render.views import Notice
 from pbem.rules import scoring
-from pbem.service import assistant, clocks, credits, invitations, play, ratings
-from pbem.service.conversation import Conversation, clock_text, shown_name
-from pbem.service.tables import Table, tables_of
+from pbem.service.games import credits
+from pbem.service.games import play
+from pbem.service.games import ratings
+from pbem.service.people import invitations
+from pbem.service.table import assistant
+from pbem.service.table import clocks
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.letters import clock_text, shown_name
+from pbem.service.table.tables import Table, tables_of
 from pbem.store.game_records import MatchStatus, Player
 
 

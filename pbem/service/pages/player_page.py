@@ -23,12 +23,13 @@ from pbem.config import Config
 from pbem.render.views import FinishedRow, LadderRow, PlayerPageView, TournamentRow
 from pbem.rules import brackets, scoring
 from pbem.rules.rating import RatingKind
-from pbem.service import credits, ratings
-from pbem.service.account import game_rows
-from pbem.service.assistant import is_assistant
-from pbem.service.conversation import shown_name
-from pbem.service.ladder_standing import ladder_link
-from pbem.service.tables import Table
+from pbem.service.games import credits
+from pbem.service.games import ratings
+from pbem.service.games.ladder_standing import ladder_link
+from pbem.service.people.account import game_rows
+from pbem.service.table.assistant import is_assistant
+from pbem.service.table.letters import shown_name
+from pbem.service.table.tables import Table
 from pbem.store.db import utc_now
 from pbem.store.game_records import (Ladder, MatchRecord, MatchStatus, Player, ReviewJob, Seat, TournamentEntry,
                                      TournamentRecord, TournamentStatus)

@@ -25,11 +25,13 @@ from pbem.periodic import PeriodicJob
 from pbem.render.views import EventKind, Notice
 from pbem.rules import game as rules
 from pbem.rules.clock import Alarm, due_alarm, next_alarm_at, time_left
-from pbem.service import clocks, play
-from pbem.service.conversation import Conversation, last_mail_of
-from pbem.service.dice import SEEDED_DICE, DiceRoller
-from pbem.service.inbox import send_letters
-from pbem.service.tables import Table, locked_match
+from pbem.service.games import play
+from pbem.service.mailroom.inbox import send_letters
+from pbem.service.table import clocks
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.dice import SEEDED_DICE, DiceRoller
+from pbem.service.table.news import last_mail_of
+from pbem.service.table.tables import Table, locked_match
 from pbem.store.db import make_engine, session_scope, utc_now
 from pbem.store.game_records import MatchRecord
 

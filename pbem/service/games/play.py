@@ -24,10 +24,14 @@ from pbem.rules.moves import IllegalPlay, Play, legal_plays
 from pbem.rules.position import BAR, Position
 from pbem.rules.notation import Colour, NotationError, parse_play
 from pbem.rules.scoring import WinKind
-from pbem.service import assistant, credits, ladder_standing, ratings
-from pbem.service.conversation import Conversation, play_texts
-from pbem.service.dice import new_seed
-from pbem.service.tables import Table
+from pbem.service.games import credits
+from pbem.service.games import ladder_standing
+from pbem.service.games import ratings
+from pbem.service.table import assistant
+from pbem.service.table.conversation import Conversation
+from pbem.service.table.dice import new_seed
+from pbem.service.table.letters import play_texts
+from pbem.service.table.tables import Table
 from pbem.store.db import utc_now
 from pbem.store.game_records import FinishedGame, MatchStatus, ReviewJob
 
