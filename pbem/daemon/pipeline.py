@@ -110,7 +110,7 @@ def retry_delay(attempts: int) -> timedelta:
     The exponent stops growing once the hour is reached, so no number of attempts overflows.
     """
     doublings = min(max(attempts - 1, 0), 16)
-    return min(RETRY_FIRST * 2**doublings, RETRY_MAX)
+    return min(RETRY_FIRST * (1 << doublings), RETRY_MAX)
 
 
 class Outcome(Enum):

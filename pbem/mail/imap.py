@@ -301,7 +301,7 @@ class _Backoff:
 
     def failed(self) -> float:
         self.failures += 1
-        delay = min(BACKOFF_FIRST * 2 ** (self.failures - 1), BACKOFF_MAX)
+        delay = min(BACKOFF_FIRST * 2.0 ** (self.failures - 1), BACKOFF_MAX)
         self.next_attempt = time.monotonic() + delay
         return delay
 
