@@ -169,3 +169,24 @@ def test_the_reviews_batches_rank_plays_exactly_as_bgsages_own_batch() -> None:
                 eval_level=f"{plies}ply", jacoby=context.jacoby)[0].moves
             assert [(move["board"], move["equity"], move["eval_level"]) for move in moves] \
                 == [(move.board, move.equity, move.eval_level) for move in theirs]
+
+
+def test_the_winning_chances_after_every_roll_come_from_the_reviews_own_evaluations(monkeypatch) -> None:
+    """The chart's series: seat 0's chance (per mille) after every roll, from the batches the
+    review makes anyway (its plays, its luck), not from an analysis of its own.  A game played
+    to the end, with dances and cube turns, ends at 1000 for its winner."""
+    entry = next(entry for entry in _stored()["games"]
+                 if rules.Game.from_dict(entry["game"]).result.ending is rules.Ending.PLAYED)
+    game = rules.Game.from_dict(entry["game"])
+    bot = _bot()
+    batches = []
+    batch = bot._batch
+    monkeypatch.setattr(bot, "_batch", lambda items, plies: batches.append(plies) or batch(items, plies))
+    review = review_game(bot, game)
+    assert sorted(batches) == [1, bot.plies], "one batch for the plays, one for the luck: nothing more"
+    rolls = [action for action in game.record if action.kind is rules.ActionKind.ROLL]
+    assert any(action.kind is rules.ActionKind.MOVE and not action.play for action in game.record), "a dance"
+    assert [number for number, _ in review["chances"]] == list(range(1, len(rolls) + 1))
+    assert all(0 <= chance <= 1000 for _, chance in review["chances"])
+    assert 400 <= review["chances"][0][1] <= 600
+    assert review["chances"][-1][1] == (1000 if game.result.winner == 0 else 0)
