@@ -372,6 +372,19 @@ class PageView:
     """While the invitation is open: its terms, as its mail stated them."""
     undelivered: tuple[str, ...] = ()
     """The players of the match whose mails bounced for good, each with the newest reason."""
+    review: PageReview | None = None
+    """The newest finished game's review, once done: its text and its chart."""
+
+
+@dataclass(frozen=True)
+class PageReview:
+    """A finished game's review on the game's page: the text of its mail and the same chart,
+    drawn as SVG (escaped text only, nothing the page's CSP would refuse)."""
+
+    number: int
+    text: str
+    svg: str
+    caption: str
 
 
 class PageResult(StrEnum):

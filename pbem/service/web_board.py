@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm.exc import StaleDataError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from pbem import commands
 from pbem.addresses import ADDRESS_PATTERN
@@ -34,8 +34,11 @@ from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
+from pbem.render.charts import chart_svg
+from pbem.render.review_chart import chart_caption, review_chart
 from pbem.render.views import (EventKind, FrontView, LadderPageView, MoveLine, PageAction, PageOutcome, PageResult,
-                               PageView, PlayerPageView, TournamentPageView, UnsubscribeView, WatchView)
+                               PageReview, PageView, PlayerPageView, ReviewView, TournamentPageView, UnsubscribeView,
+                               WatchView)
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
 from pbem.rules.notation import Colour, Numbering, format_play
@@ -44,7 +47,8 @@ from pbem.rules import prizes, scoring
 from pbem.rules.scoring import WinKind
 from pbem.service import assistant, invitations, play, tournaments, watching
 from pbem.service.bounces import failures_of_match
-from pbem.service.conversation import Conversation, Event, game_view, last_mail_of, play_texts, render_event
+from pbem.service.conversation import (Conversation, Event, game_view, last_mail_of, play_texts, render_event,
+                                       shown_name)
 from pbem.service.dice import SEEDED_DICE, DiceRoller
 from pbem.service.inbox import send_letters
 from pbem.service.ladder_page import ladder_page
@@ -52,7 +56,7 @@ from pbem.service.reports import match_file, match_filename
 from pbem.service.player_page import PlayerPages
 from pbem.service.tables import Table, table_for_token
 from pbem.store.db import session_scope, utc_now
-from pbem.store.game_records import MatchStatus, Player
+from pbem.store.game_records import MatchStatus, Player, ReviewJob
 
 log = logging.getLogger(__name__)
 _ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
@@ -286,7 +290,27 @@ def page_view(session: Session, table: Table, seat: int, config: Config, now: da
     return PageView(token=table.token(seat), language=language, version=state_version(table, seat, config), game=view,
                     board_svg=svg, actions=actions, moves=moves, last_move=last_move, pips=pips, play_data=play_data,
                     outcome=outcome_lines(table, seat, language), terms=terms,
-                    undelivered=undelivered_lines(session, table, seat, language))
+                    undelivered=undelivered_lines(session, table, seat, language),
+                    review=page_review(session, table, seat, language))
+
+
+def page_review(session: Session, table: Table, seat: int, language: str) -> PageReview | None:
+    """The review of the match's newest game whose review is done and has a chart, worded and
+    drawn for ``seat`` as its review mail was (the stored result, no analysis of its own)."""
+    job = session.exec(select(ReviewJob).where(ReviewJob.match_id == table.id)
+                       .where(col(ReviewJob.done_at).is_not(None)).where(col(ReviewJob.result).is_not(None))
+                       .order_by(col(ReviewJob.game_number).desc())).first()
+    if job is None or job.result is None:
+        return None
+    review = ReviewView.of(job.result)
+    chances = review.winning_chances(seat)
+    if chances is None or not chances.points:
+        return None
+    names = (shown_name(table.players[0], language), shown_name(table.players[1], language))
+    text = render_event(Event(EventKind.GAME_REVIEW, None, {"number": job.game_number, **review.event_data()}),
+                        table, seat, language)
+    return PageReview(job.game_number, text, chart_svg(review_chart(chances, job.game_number, names, language)),
+                      chart_caption(chances, names, language))
 
 
 def undelivered_lines(session: Session, table: Table, seat: int, language: str) -> tuple[str, ...]:
