@@ -178,6 +178,7 @@ def _span(bounds: tuple[float, float]) -> tuple[float, float]:
     return (low - 1, high + 1) if high <= low else (low, high)
 
 
+@lru_cache(maxsize=256)
 def _nice_ticks(bounds: tuple[float, float], suffix: str = "") -> tuple[Tick, ...]:
     """Round values at an even step (1, 2 or 5 times a power of ten), about five to eight."""
     low, high = bounds
@@ -402,7 +403,7 @@ def chart_png(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> bytes:
            ink, "ms")
     for reference in chart.references:
         y = plot.y(reference.y)
-        _line(draw, [(plot.left, y), (plot.right, y)], muted, dashed=True, width=1, dash=(6, 4))
+        _rule(image, (plot.left, y), plot.right - plot.left, False, muted, (6, 4))
         if reference.label:
             _write(image, (plot.right - 4, y - 4), _fit(reference.label, 200, _TEXT_SIZE), muted, "rs")
     base = plot.y(max(plot.y_range[0], min(0.0, plot.y_range[1])))
@@ -424,7 +425,7 @@ def chart_png(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> bytes:
     for marker in chart.markers:
         colour = _ink(TONES[marker.tone])
         x = plot.x(marker.x)
-        _line(draw, [(x, plot.top), (x, plot.bottom)], colour, dashed=True, width=1, dash=(2, 3))
+        _rule(image, (x, plot.top), plot.bottom - plot.top, True, colour, (2, 3))
         label_y = plot.top + 12.0
         if marker.y is not None:
             y = plot.y(marker.y)
@@ -472,6 +473,20 @@ def _text_mask(text: str, size: int, bold: bool, anchor: str) -> tuple[Image.Ima
     mask = Image.new("1", (max(right - left, 1), max(bottom - top, 1)), 0)
     ImageDraw.Draw(mask).text((-left, -top), text, font=font, fill=1, anchor=anchor)
     return mask, (left, top)
+
+
+def _rule(image: Image.Image, start: tuple[float, float], length: float, vertical: bool, fill: int,
+          dash: tuple[int, int]) -> None:
+    """A dashed line one pixel wide across or down the plot, pasted through a kept mask."""
+    image.paste(fill, (round(start[0]), round(start[1])), _dashes(round(length), vertical, dash))
+
+
+@lru_cache(maxsize=64)
+def _dashes(length: int, vertical: bool, dash: tuple[int, int]) -> Image.Image:
+    on, period = dash[0], dash[0] + dash[1]
+    mask = Image.new("1", (1, length) if vertical else (length, 1), 0)
+    mask.putdata([1 if step % period < on else 0 for step in range(length)])
+    return mask
 
 
 def _line(draw: ImageDraw.ImageDraw, points: list[tuple[float, float]], fill: int, dashed: bool = False,
