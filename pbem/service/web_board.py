@@ -297,9 +297,9 @@ def page_view(session: Session, table: Table, seat: int, config: Config, now: da
 def page_review(session: Session, table: Table, seat: int, language: str) -> PageReview | None:
     """The review of the match's newest game whose review is done and has a chart, worded and
     drawn for ``seat`` as its review mail was (the stored result, no analysis of its own)."""
-    job = session.exec(select(ReviewJob).where(ReviewJob.match_id == table.id)
-                       .where(col(ReviewJob.done_at).is_not(None)).where(col(ReviewJob.result).is_not(None))
-                       .order_by(col(ReviewJob.game_number).desc())).first()
+    done = session.exec(select(ReviewJob).where(ReviewJob.match_id == table.id)
+                        .where(col(ReviewJob.done_at).is_not(None)).order_by(col(ReviewJob.game_number).desc())).all()
+    job = next((job for job in done if job.result is not None), None)  # a review given up has none
     if job is None or job.result is None:
         return None
     review = ReviewView.of(job.result)
