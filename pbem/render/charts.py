@@ -489,16 +489,15 @@ def _dashes(length: int, vertical: bool, dash: tuple[int, int]) -> Image.Image:
     return mask
 
 
-def _line(draw: ImageDraw.ImageDraw, points: list[tuple[float, float]], fill: int, dashed: bool = False,
-          width: int = 2, dash: tuple[float, float] = (4, 3)) -> None:
-    """A polyline, solid or dashed.  ImageDraw has no dashes: the pixels of the dashes are
-    found a pixel apart along the line and drawn in one call (a call per dash cost more than
-    the rest of a chart)."""
+def _line(draw: ImageDraw.ImageDraw, points: list[tuple[float, float]], fill: int, dashed: bool = False) -> None:
+    """A polyline two pixels wide, solid or dashed.  ImageDraw has no dashes: the pixels of the
+    dashes are found a pixel apart along the line and drawn in one call (a call per dash cost
+    more than the rest of a chart)."""
     if not dashed:
         if len(points) > 1:
-            draw.line(points, fill=fill, width=width)
+            draw.line(points, fill=fill, width=2)
         return
-    on, period = dash[0], dash[0] + dash[1]
+    on, period = 4, 7
     pixels: list[tuple[float, float]] = []
     walked = 0.0
     for (x1, y1), (x2, y2) in zip(points, points[1:]):
@@ -506,6 +505,6 @@ def _line(draw: ImageDraw.ImageDraw, points: list[tuple[float, float]], fill: in
         for step in range(math.ceil(length)):
             if (walked + step) % period < on:
                 x, y = x1 + (x2 - x1) * step / length, y1 + (y2 - y1) * step / length
-                pixels.extend([(x, y), (x + 1, y), (x, y + 1)] if width > 1 else [(x, y)])
+                pixels.extend([(x, y), (x + 1, y), (x, y + 1)])
         walked += length
     draw.point(pixels, fill=fill)
