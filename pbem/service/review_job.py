@@ -12,7 +12,7 @@ answered at once (its letters say that the review follows).  The daemon runs
 3. in one short transaction sets ``done_at`` (only where it is still unset), stores the result
    and queues the review mail to both players (never to the Assistant), threaded into the game:
    the review alone, with a link to the game's page, since the match may have gone on
-   meanwhile (:func:`review_letter`).
+   meanwhile, its HTML with the chart of the reader's winning chances (:func:`review_letter`).
 
 A daemon that dies after step 1 leaves the claim behind: it is taken up again once the lease
 has passed, and since ``done_at`` and the mails are committed together, and only by the run
