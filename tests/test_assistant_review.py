@@ -6,6 +6,7 @@
   it, and checked against gnubg again here): the Assistant at 1 ply against a weaker player
   that, now and then, plays a random legal play or answers a double at random, so both small
   and large error rates are compared.
+  So does the performance rating the mail shows (the same figure halved).
 * A missed hit is among the biggest mistakes of the player who missed it.
 * The luck of the dice sums to about zero over many random games.
 """
@@ -24,6 +25,7 @@ from pbem.assistant import engine
 from pbem.assistant.engine import CubeContext, Engine, to_board
 from pbem.assistant.review import review_game
 from pbem.config import AssistantConfig
+from pbem.render.views import ReviewedPlayer
 from pbem.rules import game as rules
 from pbem.rules.matfile import match_text
 from pbem.rules.moves import apply_play, legal_plays
@@ -60,6 +62,10 @@ def test_each_players_error_rate_agrees_with_gnubg_analysis_of_the_same_mat() ->
             compared += 1
             if abs(ours - theirs) > TOLERANCE[0] + TOLERANCE[1] * theirs:
                 far.append((number, seat, ours, round(theirs, 1)))
+            # the PR the mail shows is the same figure halved (XG's convention), as gnubg's would be
+            rating = ReviewedPlayer.of(review["players"][seat]).rating
+            if rating is None or abs(rating - theirs / 2) > (TOLERANCE[0] + TOLERANCE[1] * theirs) / 2 + 0.5:
+                far.append((number, seat, f"PR {rating}", round(theirs / 2, 1)))
             theirs_total[seat].append(entry["gnubg"][seat])
     assert compared >= 10
     assert not far, f"review vs gnubg (game, seat, review mEMG, gnubg mEMG): {far}"
