@@ -6,6 +6,7 @@
   it, and checked against gnubg again here): the Assistant at 1 ply against a weaker player
   that, now and then, plays a random legal play or answers a double at random, so both small
   and large error rates are compared.
+  So does the performance rating the mail shows (the same figure halved).
 * A missed hit is among the biggest mistakes of the player who missed it.
 * The luck of the dice sums to about zero over many random games.
 """
@@ -24,6 +25,7 @@ from pbem.assistant import engine
 from pbem.assistant.engine import CubeContext, Engine, to_board
 from pbem.assistant.review import review_game
 from pbem.config import AssistantConfig
+from pbem.render.views import ReviewedPlayer
 from pbem.rules import game as rules
 from pbem.rules.matfile import match_text
 from pbem.rules.moves import apply_play, legal_plays
@@ -60,6 +62,10 @@ def test_each_players_error_rate_agrees_with_gnubg_analysis_of_the_same_mat() ->
             compared += 1
             if abs(ours - theirs) > TOLERANCE[0] + TOLERANCE[1] * theirs:
                 far.append((number, seat, ours, round(theirs, 1)))
+            # the PR the mail shows is the same figure halved (XG's convention), as gnubg's would be
+            rating = ReviewedPlayer.of(review["players"][seat]).rating
+            if rating is None or abs(rating - theirs / 2) > (TOLERANCE[0] + TOLERANCE[1] * theirs) / 2 + 0.5:
+                far.append((number, seat, f"PR {rating}", round(theirs / 2, 1)))
             theirs_total[seat].append(entry["gnubg"][seat])
     assert compared >= 10
     assert not far, f"review vs gnubg (game, seat, review mEMG, gnubg mEMG): {far}"
@@ -169,3 +175,24 @@ def test_the_reviews_batches_rank_plays_exactly_as_bgsages_own_batch() -> None:
                 eval_level=f"{plies}ply", jacoby=context.jacoby)[0].moves
             assert [(move["board"], move["equity"], move["eval_level"]) for move in moves] \
                 == [(move.board, move.equity, move.eval_level) for move in theirs]
+
+
+def test_the_winning_chances_after_every_roll_come_from_the_reviews_own_evaluations(monkeypatch) -> None:
+    """The chart's series: seat 0's chance (per mille) after every roll, from the batches the
+    review makes anyway (its plays, its luck), not from an analysis of its own.  A game played
+    to the end, with dances and cube turns, ends at 1000 for its winner."""
+    entry = next(entry for entry in _stored()["games"]
+                 if rules.Game.from_dict(entry["game"]).result.ending is rules.Ending.PLAYED)
+    game = rules.Game.from_dict(entry["game"])
+    bot = _bot()
+    batches = []
+    batch = bot._batch
+    monkeypatch.setattr(bot, "_batch", lambda items, plies: batches.append(plies) or batch(items, plies))
+    review = review_game(bot, game)
+    assert sorted(batches) == [1, bot.plies], "one batch for the plays, one for the luck: nothing more"
+    rolls = [action for action in game.record if action.kind is rules.ActionKind.ROLL]
+    assert any(action.kind is rules.ActionKind.MOVE and not action.play for action in game.record), "a dance"
+    assert [number for number, _ in review["chances"]] == list(range(1, len(rolls) + 1))
+    assert all(0 <= chance <= 1000 for _, chance in review["chances"])
+    assert 400 <= review["chances"][0][1] <= 600
+    assert review["chances"][-1][1] == (1000 if game.result.winner == 0 else 0)

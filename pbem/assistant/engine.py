@@ -304,26 +304,45 @@ class Engine:
 
     def luck(self, rolls: list[tuple[Position, CubeContext, tuple[int, int], bool]]) -> list[float]:
         """The luck of each roll ``(position before it, cube, dice, opening?)``: the equity of its
-        best play minus the average over every roll (15 for an opening roll, which has no doubles).
+        best play minus the average over every roll (15 for an opening roll, which has no doubles)."""
+        return [luck for luck, _ in self.luck_and_chances(rolls, [None] * len(rolls))]
+
+    def luck_and_chances(self, rolls: list[tuple[Position, CubeContext, tuple[int, int], bool]],
+                         played: list[Position | None]) -> list[tuple[float, float | None]]:
+        """For each roll its luck (see :meth:`luck`) and the mover's chance to win the game after
+        playing it to ``played`` (None where not asked, or where bgsage does not list that play).
 
         One bgsage batch at 1 ply for all of them, whatever the strength: this is 21 checker plays
-        per roll, and at 1 ply they cost a third of a millisecond each in a batch.
+        per roll, and at 1 ply they cost a third of a millisecond each in a batch.  The chances
+        come from the same batch (the list of the dice rolled holds every play, with its
+        probabilities), so the review's chart costs no evaluation of its own.
         """
         items = [(position, (a, b), context)
                  for position, context, _, opening in rolls for a, b in ALL_ROLLS if not (opening and a == b)]
         results = iter(self._batch(items, 1))
-        lucks = []
-        for position, context, dice, opening in rolls:
-            equities = {}
+        answers: list[tuple[float, float | None]] = []
+        for (position, context, dice, opening), after in zip(rolls, played, strict=True):
+            equities, chance = {}, None
             for a, b in ALL_ROLLS:
                 if opening and a == b:
                     continue
                 moves = next(results)
-                equities[(a, b)] = moves[0]["equity"] if moves else self.after_move_equity(position, context, True)
+                rolled = (a, b) == (min(dice), max(dice))
+                if moves:
+                    equities[(a, b)] = moves[0]["equity"]
+                    if rolled and after is not None:
+                        board = to_board(after)
+                        chance = next((float(move["probs"][0]) for move in moves if list(move["board"]) == board),
+                                      None)
+                else:  # no play: the position stays as it is, with the opponent on roll
+                    analytics = self._quick.post_move_analytics(to_board(position), **context.post_move_args())
+                    equities[(a, b)] = float(analytics.cubeful_equity)
+                    if rolled and after is not None:
+                        chance = float(analytics.probs.win)
             weights = {roll: 1 if roll[0] == roll[1] else 2 for roll in equities}
             average = sum(equities[roll] * weights[roll] for roll in equities) / sum(weights.values())
-            lucks.append(equities[(min(dice), max(dice))] - average)
-        return lucks
+            answers.append((equities[(min(dice), max(dice))] - average, chance))
+        return answers
 
     # -- the Assistant's decisions -------------------------------------------------------
 

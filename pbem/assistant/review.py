@@ -61,6 +61,8 @@ def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:
     assert state.dice is not None
     rolls = [(Position.start(), CubeContext.of(state, state.seat), state.dice, True)]
     rollers = [state.seat]
+    numbers = [1]
+    played: list[Position | None] = []
     plays: list[tuple[rules.Game, int, int, Play]] = []
     number = 1
     for action in game.record[1:]:
@@ -71,8 +73,11 @@ def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:
                 _judge_cube(engine, state, seats[seat], number, "no_double")
             rolls.append((state.board, CubeContext.of(state, seat), action.dice, False))
             rollers.append(seat)
+            numbers.append(number)
             state = rules.roll(state, seat, action.dice)
         elif kind is rules.ActionKind.MOVE:
+            # a roll without a play has passed the turn already: the board stays as it was rolled on
+            played.append(apply_play(state.board, action.play) if action.play else rolls[-1][0])
             if action.play:
                 assert state.dice is not None
                 if len(legal_plays(state.board, state.dice)) > 1:
@@ -90,8 +95,12 @@ def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:
                                           for state, _, _, _ in plays])
     for (state, seat, number, play), each in zip(plays, equities):
         _judge_play(state, each, seats[seat], number, play)
-    for seat, luck in zip(rollers, engine.luck(rolls)):
+    played += [None] * (len(rolls) - len(played))  # the last roll, when the game ended before its play
+    chances = []
+    for seat, roll_number, (luck, chance) in zip(rollers, numbers, engine.luck_and_chances(rolls, played)):
         seats[seat].luck += luck
+        if chance is not None:
+            chances.append([roll_number, round(1000 * (chance if seat == 0 else 1 - chance))])
     return {
         "players": [
             {"decisions": each.decisions, "error_rate": round(1000 * each.lost / max(each.decisions, 1)),
@@ -101,6 +110,7 @@ def _review(engine: Engine, game: rules.Game) -> dict[str, Any]:
         "mistakes": [
             sorted(each.mistakes, key=lambda mistake: -mistake["loss"])[:MISTAKES_SHOWN] for each in seats
         ],
+        "chances": chances,
     }
 
 

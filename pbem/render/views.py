@@ -8,11 +8,13 @@ of both languages, so a missing text fails a test, never a player's mail.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from pbem.assistant.performance import band, performance_rating
 from pbem.config import ServiceConfig
 from pbem.render.text_board import BoardView
 from pbem.rules.prizes import Prize
@@ -370,6 +372,19 @@ class PageView:
     """While the invitation is open: its terms, as its mail stated them."""
     undelivered: tuple[str, ...] = ()
     """The players of the match whose mails bounced for good, each with the newest reason."""
+    review: PageReview | None = None
+    """The newest finished game's review, once done: its text and its chart."""
+
+
+@dataclass(frozen=True)
+class PageReview:
+    """A finished game's review on the game's page: the text of its mail and the same chart,
+    drawn as SVG (escaped text only, nothing the page's CSP would refuse)."""
+
+    number: int
+    text: str
+    svg: str
+    caption: str
 
 
 class PageResult(StrEnum):
@@ -524,3 +539,79 @@ class VerifyView:
     verdicts: tuple[SeedVerdict, ...] = ()
     commitments: tuple[tuple[str, str], ...] = ()
     """(seed, its SHA-256) of each pasted seed, where the file has no roll to compare them with."""
+
+
+@dataclass(frozen=True)
+class ReviewedPlayer:
+    """One player's figures in a review (millipoints; see :mod:`pbem.assistant.review`) and the
+    performance rating they make, with its band (``None``: nothing to decide, every play forced)."""
+
+    decisions: int
+    error_rate: int
+    lost: int
+    luck: int
+    rating: float | None
+    band: str | None
+
+    @classmethod
+    def of(cls, figures: Mapping[str, Any]) -> ReviewedPlayer:
+        rating = performance_rating(figures["lost"], figures["decisions"])
+        return cls(figures["decisions"], figures["error_rate"], figures["lost"], figures["luck"], rating,
+                   None if rating is None else band(rating))
+
+
+@dataclass(frozen=True)
+class ReviewMark:
+    """One of the worst decisions on the chart: whose (``seat``), its place in their list
+    (``rank``, 1 for the worst), its move and the reader's winning chance there (percent; None
+    where the chart has no point at that move)."""
+
+    seat: int
+    rank: int
+    number: int
+    chance: float | None
+
+
+@dataclass(frozen=True)
+class WinningChances:
+    """The chart of a reviewed game for the reader in ``seat``: their winning chance after every
+    roll, in percent, by move number, and every decision the review's text lists as one of the
+    worst, marked at its move."""
+
+    seat: int
+    points: tuple[tuple[int, float], ...]
+    marks: tuple[ReviewMark, ...]
+
+
+@dataclass(frozen=True)
+class ReviewView:
+    """A stored review (``review_jobs.result``) as the mail's text and its chart both show it:
+    built once, so the figures, the listed worst decisions and the marks never disagree."""
+
+    players: tuple[ReviewedPlayer, ...]
+    mistakes: tuple[tuple[dict[str, Any], ...], ...]
+    chances: tuple[tuple[int, int], ...]
+    """Seat 0's winning chance after every roll, per mille, by move number (a review stored
+    before the chart has none)."""
+
+    @classmethod
+    def of(cls, review: Mapping[str, Any]) -> ReviewView:
+        return cls(tuple(ReviewedPlayer.of(figures) for figures in review["players"]),
+                   tuple(tuple(listed) for listed in review.get("mistakes", ())),
+                   tuple((number, chance) for number, chance in review.get("chances", ())))
+
+    def event_data(self) -> dict[str, Any]:
+        """What the review's event gives ``events.txt`` (plain data, as every event's)."""
+        return {"players": [asdict(player) for player in self.players],
+                "mistakes": [list(listed) for listed in self.mistakes]}
+
+    def winning_chances(self, seat: int) -> WinningChances | None:
+        """The chart for the reader in ``seat`` (None: the review has no chances to show)."""
+        if not self.chances:
+            return None
+        points = tuple((number, (chance if seat == 0 else 1000 - chance) / 10) for number, chance in self.chances)
+        at = dict(points)
+        marks = tuple(ReviewMark(owner, rank, mistake["number"], at.get(mistake["number"]))
+                      for owner in (seat, 1 - seat)
+                      for rank, mistake in enumerate(self.mistakes[owner], start=1))
+        return WinningChances(seat, points, marks)

@@ -33,7 +33,7 @@ def render_page(page: PageView, csrf: str, message: str | None = None, message_k
                   actions=[action.value for action in page.actions], rows=move_rows(page.moves), last_move=page.last_move,
                   pips=page.pips, outcome=page.outcome, terms=page.terms, undelivered=page.undelivered, csrf=csrf, events=[], texts=[], notes=[], version=page.version, message=message, message_kind=message_kind, typed=typed,
                   score_line=score_line, play_json=play_json, games_link=None,
-                  match_file=f"{page.token}/match.mat" if page.outcome else None)
+                  match_file=f"{page.token}/match.mat" if page.outcome else None, review=page.review)
 
 
 def render_player_page(page: PlayerPageView) -> str:

@@ -42,3 +42,36 @@ def test_the_moves_so_far_are_two_turns_to_a_numbered_line_as_gnubg_lists_them()
         [["take"], ["roll", "move"]],
         [["roll", "move"], ["resign"]],
     ]
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_every_performance_band_has_its_name_in_both_languages(language):
+    from pbem.assistant.performance import BANDS, WORST_BAND
+
+    lines = environment().get_template(f"{language}/lines.txt").make_module({"language": language})
+    names = [str(lines.pr_band(key)) for key in [key for _, key in BANDS] + [WORST_BAND]]
+    assert all(names) and len(set(names)) == len(names) == 7
+
+
+def test_a_review_view_rates_each_player_and_marks_exactly_the_decisions_it_lists():
+    from pbem.render.views import ReviewView
+
+    def mistake(number: int) -> dict:
+        return {"number": number, "kind": "cube", "loss": 100, "played": "take", "best": "drop"}
+
+    stored = {"players": [{"decisions": 20, "error_rate": 9, "lost": 180, "luck": 300},
+                          {"decisions": 0, "error_rate": 0, "lost": 0, "luck": -300}],
+              "mistakes": [[mistake(7), mistake(2), mistake(12)], []],
+              "chances": [[1, 500], [2, 620], [3, 700], [7, 250]]}
+    view = ReviewView.of(stored)
+    assert (view.players[0].rating, view.players[0].band) == (4.5, "expert")
+    assert (view.players[1].rating, view.players[1].band) == (None, None), "nothing decided, no rating"
+    mine = view.winning_chances(0)
+    assert mine is not None and mine.points == ((1, 50.0), (2, 62.0), (3, 70.0), (7, 25.0))
+    assert [(mark.seat, mark.rank, mark.number, mark.chance) for mark in mine.marks] == [
+        (0, 1, 7, 25.0), (0, 2, 2, 62.0), (0, 3, 12, None)]
+    theirs = view.winning_chances(1)
+    assert theirs is not None and theirs.points[1] == (2, 38.0) and theirs.marks[0].chance == 75.0
+    assert ReviewView.of({**stored, "chances": []}).winning_chances(0) is None, "a review stored before the chart"
+    del stored["chances"]
+    assert ReviewView.of(stored).winning_chances(1) is None

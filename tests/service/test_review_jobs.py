@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 import threading
 import time
 from datetime import timedelta
@@ -16,13 +17,16 @@ from email.message import EmailMessage
 from typing import Any
 
 import pytest
-from post_office import (LoadedDice, Player, PostOffice, check_answers, invite_and_accept, play_turn, prose_of,
-                         recipient, text_of, token_of)
+from PIL import Image
+from post_office import (LoadedDice, Player, PostOffice, check_answers, invite_and_accept, play_to_end, play_turn,
+                         prose_of, recipient, text_of, token_of)
 from sqlmodel import Session, select
 
 from pbem.config import WebConfig
 from pbem.daemon.scheduler import Daemon
 from pbem.periodic import PeriodicJob
+from pbem.render.review_chart import review_chart
+from pbem.render.views import ReviewView
 from pbem.mail.local_client import deliver_to_maildir
 from pbem.service.jobs.review_job import CLAIM_LEASE, MAX_ATTEMPTS, claim, finish, in_process, review_of, run_reviews
 from pbem.service.pages.reports import status_report
@@ -298,7 +302,7 @@ def test_a_review_mailed_after_the_match_went_on_is_the_review_alone(config, lan
         assert mail["In-Reply-To"] == thread[recipient(mail)][-1]  # in the game's thread
         assert str(mail["References"]).split()[-1] == thread[recipient(mail)][-1]
         assert token_of(mail) == table.token(seat)
-        assert not mail.get_payload() or all(part.get_content_type() != "image/png" for part in mail.walk())
+        assert "board.png" not in [part.get_filename() for part in mail.walk()]  # a chart at most, no board
     for _ in range(2):  # the game goes on from the game mails, which are still the newest calls to act
         sent = play_turn(office, (anna, ben), match_id)
         assert all("older mail" not in prose_of(mail) and "älteren Mail" not in prose_of(mail) for mail in sent)
@@ -314,3 +318,52 @@ def _set_language(office: PostOffice, language: str) -> None:
             row.language = language
             session.add(row)
         session.commit()
+
+
+BANDS = {"en": {"world_class": "world class", "expert": "expert", "advanced": "advanced",
+                "intermediate": "intermediate", "casual": "casual player", "beginner": "beginner", "novice": "novice"},
+         "de": {"world_class": "Weltklasse", "expert": "Experte", "advanced": "Fortgeschritten",
+                "intermediate": "Mittelstufe", "casual": "Gelegenheitsspieler", "beginner": "Anfänger",
+                "novice": "Neuling"}}
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_the_review_mail_gives_each_players_pr_and_a_chart_whose_marks_are_the_listed_worst_decisions(
+        config, language: str) -> None:
+    """Issue 38: each player's performance rating with its band's name, in the text (which says
+    every figure alone) and, in the HTML, the chart of the reader's winning chances as an inline
+    PNG (multipart/related, by cid) marking exactly the worst decisions the text lists."""
+    office = PostOffice(config, LoadedDice(seed=5))
+    anna = Player(office, "anna@example.org", "Anna")
+    ben = Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+    play_to_end(office, (anna, ben), match_id)
+    _set_language(office, language)
+    sent = office.review()
+    (job,) = _jobs(office)
+    assert job.result is not None
+    view = ReviewView.of(job.result)
+    assert len(sent) == 2 and all(player.rating is not None for player in view.players)
+    for mail in sent:
+        seat = (anna.address, ben.address).index(recipient(mail))
+        text = prose_of(mail)
+        for player in view.players:
+            assert player.rating is not None and player.band is not None
+            rating = f"{player.rating:.1f}".replace(".", "," if language == "de" else ".")
+            assert f"PR {rating} ({BANDS[language][player.band]}), {player.error_rate} " in text
+            assert f"{'luck' if language == 'en' else 'Glück'} {player.luck:+d}" in text
+        listed = [int(number) for number in re.findall(r"\d\. (?:Move|Zug) (\d+)", text)]
+        chances = view.winning_chances(seat)
+        assert chances is not None and listed, "scripted players make mistakes; the text lists them"
+        assert [mark.number for mark in chances.marks] == listed
+        assert [marker.x for marker in review_chart(chances, 1, ("Anna", "Ben"), language).markers] == listed
+        assert len(chances.points) == len(job.result["chances"]) > 10
+        (png,) = [part for part in mail.walk() if part.get_content_type() == "image/png"]
+        picture = Image.open(io.BytesIO(png.get_content()))
+        picture.load()
+        assert picture.size == (640, 280) and png.get_filename() == "chances.png"
+        related = next(part for part in mail.walk() if part.get_content_type() == "multipart/related")
+        assert png in related.iter_parts()
+        html = mail.get_body(preferencelist=("html",)).get_content()
+        assert f'src="cid:{str(png["Content-ID"]).strip("<>")}"' in html
+        assert "chances.png" not in text_of(mail) and "cid:" not in text_of(mail)

@@ -362,7 +362,7 @@ HOSTILE = ('"<img src=x onerror=alert(1)>"', r'"\"><meta http-equiv=refresh cont
 PAGE_TAGS = {"html", "head", "meta", "title", "link", "script", "body", "main", "h1", "h2", "p", "a", "div", "dl",
              "dt", "dd", "section", "b", "button", "form", "input", "label", "select", "option", "ol", "li", "svg",
              "g", "rect", "polygon", "circle", "text", "path", "line", "desc", "defs", "use", "span", "table", "thead",
-             "tbody", "tr", "th", "td", "details", "summary"}
+             "tbody", "tr", "th", "td", "details", "summary", "figure", "figcaption", "pre", "polyline"}
 
 
 class _Markup(HTMLParser):
@@ -436,6 +436,51 @@ def test_hostile_display_names_never_become_markup(config, language) -> None:
     look()  # declined
     assert {"accept", "wait_invitation", "move", "wait", "roll_or_double", "answer_draw", "answer_double",
             "wait_answer", "answer_resign", "wait_resign", "finished", "declined"} <= states, states
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_a_finished_game_whose_review_is_done_shows_it_with_its_chart_on_the_page(config, language) -> None:
+    """Issue 38: once the review of a finished game is mailed, its page shows the same review:
+    the text with each player's PR, and the chart of the reader's winning chances as SVG, its
+    rings exactly the worst decisions listed; hostile names stay text, the headers stay."""
+    from post_office import play_to_end
+    from sqlmodel import Session, select
+
+    from pbem.render.views import ReviewView
+    from pbem.store.game_records import Player as PlayerRow
+
+    from test_review_jobs import _jobs, _set_language
+
+    office = PostOffice(web_config(config), LoadedDice(seed=5))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+    play_to_end(office, (anna, ben), match_id)
+    with Session(office.engine) as session:  # markup for names, from here on
+        for row, name in zip(session.exec(select(PlayerRow).order_by(PlayerRow.id)).all(), HOSTILE):
+            row.name = name.strip('"')
+            session.add(row)
+        session.commit()
+    client = client_of(office)
+    token = office.table(match_id).token(1)
+    assert 'id="review"' not in client.get(f"/g/{token}").text, "no review before it is done"
+    _set_language(office, language)
+    office.review()
+    answer = client.get(f"/g/{token}")
+    assert answer.headers["Content-Security-Policy"].startswith("default-src 'none'")
+    html = answer.text
+    assert_no_markup_from_names(html)
+    section = re.search(r'<section class="review" id="review">(.*?)</section>', html, re.S)
+    assert section, html
+    assert section.group(1).count("&lt;img src=x onerror=alert(1)&gt;") >= 2, "Anna's name, as text"
+    (job,) = _jobs(office)
+    view = ReviewView.of(job.result)
+    text = re.search(r'<pre class="review-text">(.*?)</pre>', section.group(1), re.S).group(1)
+    assert text.count("PR ") == 2 and str(view.players[1].error_rate) in text
+    listed = [int(number) for number in re.findall(r"\d\. (?:Move|Zug) (\d+)", text)]
+    assert listed and [mark.number for mark in view.winning_chances(1).marks] == listed
+    svg = re.search(r"<svg.*?</svg>", section.group(1), re.S).group(0)
+    assert svg.count('<g class="marker">') == len(listed) and "<script" not in svg
+    assert ("Your winning chances in game 1" if language == "en" else "Ihre Gewinnchancen in Spiel 1") in svg
 
 
 def test_every_text_macro_in_an_html_template_is_escaped() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -400,6 +401,42 @@ def test_after_a_tournament_my_page_lists_what_is_finished_and_my_bracket_links_
         own[0].click()
         WebDriverWait(browser, 10).until(lambda driver: driver.find_elements(By.ID, "board-frame"))
         assert "/g/" in browser.current_url
+    finally:
+        served.close()
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_a_finished_games_page_shows_its_review_with_the_chart(browser, config, width) -> None:
+    """Issue 38: once its review is done, a finished game's page shows it: each player's PR and
+    the chart of the reader's winning chances as SVG (allowed by the CSP: no script, no style
+    attribute), its rings at the worst decisions listed, whole at a phone's width."""
+    from post_office import play_to_end
+
+    office = PostOffice(config.model_copy(update={"web": WebConfig()}), LoadedDice(seed=5))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+    play_to_end(office, (anna, ben), match_id)
+    office.review()
+    served = ServedBoard(office)
+    try:
+        size = DESKTOP if width == "desktop" else PHONE
+        open_page(browser, f"{served.url}/g/{office.table(match_id).token(0)}", size, mobile=width == "phone")
+        review = browser.find_element(By.ID, "review")
+        assert review.find_element(By.TAG_NAME, "h2").text == "Review of game 1"
+        assert shown(browser, "pre.review-text").count("PR ") == 2
+        chart = browser.find_element(By.CSS_SELECTOR, "#review-chart svg.chart")
+        frame = browser.find_element(By.TAG_NAME, "main").size["width"]
+        assert 0.9 * frame <= chart.size["width"] <= frame and chart.size["height"] > 0.4 * chart.size["width"]
+        assert browser.execute_script("return arguments[0].querySelector('title').textContent", chart) == \
+            "Your winning chances in game 1"
+        line = browser.find_element(By.CSS_SELECTOR, "#review-chart polyline.series")
+        assert line.value_of_css_property("stroke") == "rgb(31, 96, 170)" and line.size["width"] > 0.8 * chart.size["width"]
+        listed = [int(number) for number in re.findall(r"\d\. Move (\d+)", shown(browser, "pre.review-text"))]
+        markers = browser.find_elements(By.CSS_SELECTOR, "#review-chart g.marker")
+        assert listed and len(markers) == len(listed)
+        assert [marker.find_element(By.TAG_NAME, "text").text for marker in markers][0] == "1"
+        browser.execute_script("arguments[0].scrollIntoView()", review)
+        save_shot(browser, f"13-review-chart-{width}")
     finally:
         served.close()
 

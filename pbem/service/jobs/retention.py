@@ -7,7 +7,8 @@ match once it is that old, :func:`prune_mail` empties an incoming mail's ``raw``
 subject and reason (its row stays, with the Message-ID, so the same mail delivered again is
 still recognised as applied) and deletes a sent answer (a reply to it is recognised by the token
 and turn in its Message-ID, not by its row) and the match's done review jobs (a copy of each
-game and the review's figures, needed only for the match's totals).  The results and the games
+game and the review's figures, needed only for the match's totals and the review on the game's
+page).  The results and the games
 (the ``.mat``) stay.  Shunted mails, answers not yet sent or given up and reviews given up are
 never touched.
 """

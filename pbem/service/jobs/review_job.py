@@ -12,7 +12,7 @@ answered at once (its letters say that the review follows).  The daemon runs
 3. in one short transaction sets ``done_at`` (only where it is still unset), stores the result
    and queues the review mail to both players (never to the Assistant), threaded into the game:
    the review alone, with a link to the game's page, since the match may have gone on
-   meanwhile (:func:`review_letter`).
+   meanwhile, its HTML with the chart of the reader's winning chances (:func:`review_letter`).
 
 A daemon that dies after step 1 leaves the claim behind: it is taken up again once the lease
 has passed, and since ``done_at`` and the mails are committed together, and only by the run
@@ -43,10 +43,12 @@ from sqlmodel import Session, col, or_, select
 from pbem import assistant as pbem_assistant
 from pbem.assistant import review
 from pbem.config import Config
-from pbem.mail.composing import Letter, compose
+from pbem.mail.composing import InlineImage, Letter, compose, new_content_id
 from pbem.periodic import PeriodicJob
 from pbem.render.templating import environment, render, wrap_prose
-from pbem.render.views import EventKind
+from pbem.render.charts import chart_png
+from pbem.render.review_chart import HEIGHT as CHART_HEIGHT, WIDTH as CHART_WIDTH, chart_caption, review_chart
+from pbem.render.views import EventKind, ReviewView, WinningChances
 from pbem.rules.game import Game
 from pbem.service.table.assistant import is_assistant
 from pbem.service.table.letters import games_link, render_event, shown_name
@@ -191,18 +193,22 @@ def finish(engine: Engine, config: Config, job_id: int, result: dict[str, Any], 
             reviews = [each.result for each in earlier if each.result is not None] + reviews
         record = session.exec(select(MatchRecord).where(MatchRecord.id == job.match_id).with_for_update()).one()
         table = Table.load(session, record)
-        events = [Event(EventKind.GAME_REVIEW, None, {"number": job.game_number, **result})] \
-            if any(player["decisions"] for player in result["players"]) else []  # an empty review is left out
+        game = ReviewView.of(result)
+        events = [Event(EventKind.GAME_REVIEW, None, {"number": job.game_number, **game.event_data()})] \
+            if any(player.decisions for player in game.players) else []  # an empty review is left out
         if job.totals and len(reviews) > 1:
-            events.append(Event(EventKind.MATCH_REVIEW, None, review.combine(reviews)))
+            combined = review.combine(reviews)
+            events.append(Event(EventKind.MATCH_REVIEW, None,
+                                {"games": combined["games"], **ReviewView.of(combined).event_data()}))
         if events:  # nothing to review at all (only forced moves): no mail
-            _mail_review(session, config, table, job.game_number, events, now)
+            charted = game if events[0].kind is EventKind.GAME_REVIEW else None
+            _mail_review(session, config, table, job.game_number, events, charted, now)
         log.info("review of match %s, game %s mailed", job.match_id, job.game_number)
         return True
 
 
 def _mail_review(session: Session, config: Config, table: Table, number: int, events: list[Event],
-                 now: datetime) -> None:
+                 game: ReviewView | None, now: datetime) -> None:
     """Queue the review to each player (never the Assistant), in the thread of their game.
 
     The review alone: it is mailed after the game, when the match may have gone on, so it
@@ -214,22 +220,33 @@ def _mail_review(session: Session, config: Config, table: Table, number: int, ev
         player = table.players[seat]
         if is_assistant(player) or undeliverable(player, config):
             continue
-        message = compose(review_letter(session, config, table, seat, number, events), config.service.address,
-                          config.service.name, now)
+        chances = None if game is None else game.winning_chances(seat)
+        message = compose(review_letter(session, config, table, seat, number, events, chances),
+                          config.service.address, config.service.name, now)
         queue_mail(session, message, table.id)
         table.add_to_thread(seat, str(message["Message-ID"]))
         session.add(table.seats[seat])
 
 
 def review_letter(session: Session, config: Config, table: Table, seat: int, number: int,
-                  events: list[Event]) -> Letter:
+                  events: list[Event], chances: WinningChances | None = None) -> Letter:
     """The review mail to ``seat``: the review in their language and numbering, the link to
-    the game's page, threaded under the last mail of their game."""
+    the game's page, threaded under the last mail of their game.  With ``chances`` its HTML
+    shows the chart of the game as an inline picture; the text says every figure without it."""
     player = table.players[seat]
     language = player.language or config.service.language
+    names = (shown_name(table.players[0], language), shown_name(table.players[1], language))
+    images: tuple[InlineImage, ...] = ()
+    chart: dict[str, str] | None = None
+    if chances is not None and chances.points:
+        drawn = review_chart(chances, number, names, language)
+        picture = InlineImage(new_content_id("chances", config.service.address), "chances.png",
+                              chart_png(drawn, CHART_WIDTH, CHART_HEIGHT))
+        images = (picture,)
+        chart = {"cid": picture.content_id, "alt": drawn.description, "caption": chart_caption(chances, names, language)}
     context = {
         "me": shown_name(player, language),
-        "names": [shown_name(table.players[0], language), shown_name(table.players[1], language)],
+        "names": list(names), "chart": chart,
         "number": number, "reviews": [render_event(event, table, seat, language) for event in events],
         "running": table.status is MatchStatus.RUNNING, "service": config.service,
         "web_link": None if config.web is None else config.web.link(table.token(seat)),
@@ -239,7 +256,8 @@ def review_letter(session: Session, config: Config, table: Table, seat: int, num
     answering = last_mail_of(table, seat)
     return Letter(to_address=player.address, to_name=player.name, subject=subject, text=wrap_prose(str(module)),
                   html=render("review.html", language, subject=subject, **context), language=language,
-                  token=table.token(seat), in_reply_to=answering.message_id, references=answering.references)
+                  token=table.token(seat), in_reply_to=answering.message_id, references=answering.references,
+                  images=images)
 
 
 async def run_reviews(engine: Engine, config: Config, compute: Compute,

@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm.exc import StaleDataError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from pbem import commands
 from pbem.addresses import ADDRESS_PATTERN
@@ -34,8 +34,11 @@ from pbem.config import Config
 from pbem.render.board_svg import board_layout, checker_counts, render_board_svg
 from pbem.render.web_page import web_text
 from pbem.render.text_board import format_last_move
+from pbem.render.charts import chart_svg
+from pbem.render.review_chart import chart_caption, review_chart
 from pbem.render.views import (EventKind, FrontView, LadderPageView, MoveLine, PageAction, PageOutcome, PageResult,
-                               PageView, PlayerPageView, TournamentPageView, UnsubscribeView, WatchView)
+                               PageReview, PageView, PlayerPageView, ReviewView, TournamentPageView, UnsubscribeView,
+                               WatchView)
 from pbem.rules import game as rules
 from pbem.rules.moves import apply_play, apply_step, legal_plays, play_graph
 from pbem.rules.notation import Colour, Numbering, format_play
@@ -53,12 +56,12 @@ from pbem.service.people import invitations
 from pbem.service.table import assistant
 from pbem.service.table.conversation import Conversation
 from pbem.service.table.dice import SEEDED_DICE, DiceRoller
-from pbem.service.table.letters import game_view, play_texts, render_event
+from pbem.service.table.letters import game_view, play_texts, render_event, shown_name
 from pbem.service.table.news import Event, last_mail_of
 from pbem.service.table.tables import Table, table_for_token
 from pbem.service.watching import watchers
 from pbem.store.db import session_scope, utc_now
-from pbem.store.game_records import MatchStatus, Player
+from pbem.store.game_records import MatchStatus, Player, ReviewJob
 
 log = logging.getLogger(__name__)
 _ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
@@ -292,7 +295,27 @@ def page_view(session: Session, table: Table, seat: int, config: Config, now: da
     return PageView(token=table.token(seat), language=language, version=state_version(table, seat, config), game=view,
                     board_svg=svg, actions=actions, moves=moves, last_move=last_move, pips=pips, play_data=play_data,
                     outcome=outcome_lines(table, seat, language), terms=terms,
-                    undelivered=undelivered_lines(session, table, seat, language))
+                    undelivered=undelivered_lines(session, table, seat, language),
+                    review=page_review(session, table, seat, language))
+
+
+def page_review(session: Session, table: Table, seat: int, language: str) -> PageReview | None:
+    """The review of the match's newest game whose review is done and has a chart, worded and
+    drawn for ``seat`` as its review mail was (the stored result, no analysis of its own)."""
+    done = session.exec(select(ReviewJob).where(ReviewJob.match_id == table.id)
+                        .where(col(ReviewJob.done_at).is_not(None)).order_by(col(ReviewJob.game_number).desc())).all()
+    job = next((job for job in done if job.result is not None), None)  # a review given up has none
+    if job is None or job.result is None:
+        return None
+    review = ReviewView.of(job.result)
+    chances = review.winning_chances(seat)
+    if chances is None or not chances.points:
+        return None
+    names = (shown_name(table.players[0], language), shown_name(table.players[1], language))
+    text = render_event(Event(EventKind.GAME_REVIEW, None, {"number": job.game_number, **review.event_data()}),
+                        table, seat, language)
+    return PageReview(job.game_number, text, chart_svg(review_chart(chances, job.game_number, names, language)),
+                      chart_caption(chances, names, language))
 
 
 def undelivered_lines(session: Session, table: Table, seat: int, language: str) -> tuple[str, ...]:
