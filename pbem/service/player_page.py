@@ -4,7 +4,9 @@ every mail to them.
 The page token is the player's alone and is never a game's token: it shows their running games,
 each with the link of their own seat only, their finished matches (the result, the ``.mat``, the
 engine's review), the tournaments they entered (their own copy of the bracket, how far they came)
-and the ladders they stand on, their ratings and their credits; it acts on nothing (no form), so
+and the ladders they stand on, their ratings and their credits, and the player over time
+(:mod:`pbem.service.player_history`: rating history, PR per match, wins and losses by format,
+drawn as SVG charts by :mod:`pbem.render.web_page`); it acts on nothing (no form), so
 it needs no CSRF token; the web app gives it the same limits and headers as a game's page and
 keeps its token out of the log.
 """
@@ -23,7 +25,7 @@ from pbem.config import Config
 from pbem.render.views import FinishedRow, LadderRow, PlayerPageView, TournamentRow
 from pbem.rules import brackets, scoring
 from pbem.rules.rating import RatingKind
-from pbem.service import credits, ratings
+from pbem.service import credits, player_history, ratings
 from pbem.service.account import game_rows
 from pbem.service.assistant import is_assistant
 from pbem.service.conversation import shown_name
@@ -63,6 +65,9 @@ class PlayerPages:
                 finished=tuple(finished), more_finished=more,
                 tournaments=tuple(tournament_rows(session, player, self.config)),
                 ladders=tuple(ladder_rows(session, player, self.config)),
+                history=player_history.rating_histories(session, player),
+                prs=player_history.pr_points(finished),
+                records=player_history.format_records(session, player),
             )
 
 
@@ -98,6 +103,7 @@ def finished_rows(session: Session, player: Player, config: Config, language: st
                                                   combined[1 - seat]["error_rate"]),
             review_pending=pending,
             prize=table.prize is not None,
+            pr=None if combined is None else player_history.match_pr(combined, seat),
         ))
     return rows, total - len(rows)
 
