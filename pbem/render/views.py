@@ -277,6 +277,7 @@ class PRPoint:
     day: str
     opponent: str
     pr: float
+    band: str
     average: float
     """The mean PR of this match and the ones before it, up to ``PR_AVERAGE_OVER`` matches."""
     link: str | None

@@ -12,6 +12,7 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from pbem.assistant.performance import band, performance_rating
+from pbem.render.charts import moving_average
 from pbem.render.views import PR_AVERAGE_OVER, FinishedRow, FormatRecord, MatchPR, PRPoint, RatingHistory, RatingStep
 from pbem.rules import scoring
 from pbem.rules.rating import RatingKind
@@ -55,15 +56,13 @@ def match_pr(combined: Sequence[dict[str, Any]], seat: int) -> MatchPR | None:
 
 def pr_points(rows: Sequence[FinishedRow]) -> tuple[PRPoint, ...]:
     """The matches of ``rows`` (the newest first, as the page lists them) that have a PR, the
-    oldest first, each with the moving average of the last ``PR_AVERAGE_OVER`` PRs."""
-    points: list[PRPoint] = []
-    for row in reversed(rows):
-        if row.pr is None:
-            continue
-        window = [point.pr for point in points[-(PR_AVERAGE_OVER - 1):]] + [row.pr.pr]
-        points.append(PRPoint(day=row.day, opponent=row.opponent, pr=row.pr.pr,
-                              average=round(sum(window) / len(window), 1), link=row.link))
-    return tuple(points)
+    oldest first, each with the moving average of the last ``PR_AVERAGE_OVER`` PRs, as the chart
+    draws it (:func:`pbem.render.charts.moving_average`)."""
+    reviewed = [row for row in reversed(rows) if row.pr is not None]
+    prs = tuple((float(number), row.pr.pr) for number, row in enumerate(reviewed) if row.pr is not None)
+    return tuple(PRPoint(day=row.day, opponent=row.opponent, pr=pr, band=band(pr), average=round(average, 1),
+                         link=row.link)
+                 for row, (_, pr), (_, average) in zip(reviewed, prs, moving_average(prs, PR_AVERAGE_OVER)))
 
 
 def format_records(session: Session, player: Player) -> tuple[FormatRecord, ...]:

@@ -377,7 +377,7 @@ def test_after_a_tournament_my_page_lists_what_is_finished_and_my_bracket_links_
         rows = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
                 for row in browser.find_elements(By.CSS_SELECTOR, "#finished tbody tr")]
         assert rows[0][0] == champion.name and rows[0][2].startswith("lost 0-")
-        assert rows[1][2] == "won 3-0" and rows[1][4].startswith("your error rate 12") and rows[1][5] == "Open .mat"
+        assert rows[1][2] == "won 3-0" and rows[1][4].startswith("your PR 6.0 (advanced)") and rows[1][5] == "Open .mat"
         mat = browser.find_elements(By.LINK_TEXT, ".mat")[1]
         assert mat.get_attribute("href").endswith("/match.mat") and mat.get_attribute("download") is not None
         assert shown(browser, "#tournaments") == "Summer, knockout for 4: place 2, out in the final (tournament over)"
