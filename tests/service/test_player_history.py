@@ -5,17 +5,21 @@ every finished match counts in the wins and losses of its format."""
 
 from __future__ import annotations
 
+import re
+from xml.etree import ElementTree
+
 import pytest
 from post_office import LoadedDice, Player, PostOffice, acts, invite_and_accept
 from sqlmodel import Session, col, select
 
-from test_web_board import web_config
+from test_web_board import client_of, web_config
 
 from pbem.assistant.performance import band, performance_rating
 from pbem.render.views import FormatRecord, MatchPR, RatingHistory
 from pbem.service import player_history
 from pbem.service.player_page import PlayerPages
 from pbem.store.db import session_scope, utc_now
+from pbem.web.security import HEADERS
 from pbem.store.game_records import MatchStatus, RatingChange, ReviewJob
 from pbem.store.game_records import Player as PlayerRow
 
@@ -36,8 +40,7 @@ def start(office: PostOffice, anna: Player, ben: Player, invitation: str) -> int
     return match_id
 
 
-@pytest.fixture
-def season(office, anna, ben) -> dict[str, int]:
+def play_season(office: PostOffice, anna: Player, ben: Player) -> dict[str, int]:
     """Anna beats Ben, who leaves each table ($quit): a single game, a match to 3, a series of 3
     games and a money session; the ids of the four."""
     played = {}
@@ -50,6 +53,11 @@ def season(office, anna, ben) -> dict[str, int]:
             ben.reply("$quit")
         assert office.table(played[name]).status is MatchStatus.FINISHED
     return played
+
+
+@pytest.fixture
+def season(office, anna, ben) -> dict[str, int]:
+    return play_season(office, anna, ben)
 
 
 def history(office: PostOffice, address: str) -> list[tuple[str, int, float, float, int]]:
@@ -164,3 +172,54 @@ def test_wins_and_losses_by_format_count_every_finished_match(office, anna, ben,
     start(office, anna, ben, "invite ben@example.org match 3")
     anna.reply("$quit")  # a running match does not count until it ends
     assert page_of(office, ben.address).records[0] == FormatRecord("match", 3, 1, 1, 0)
+
+
+HOSTILE = '</svg><script>alert(1)</script>&"x'
+
+
+def test_the_pages_charts_are_svg_with_every_name_escaped_and_the_headers_of_every_page(office):
+    """Each chart parses as XML on its own (no name can end it early), names a hostile player
+    only as text, and the page keeps the headers of every page: the CSP allows no inline script."""
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    season = play_season(office, anna, ben)
+    with session_scope(office.engine) as session:  # names as a From header could not bring them
+        for row in session.exec(select(PlayerRow)).all():
+            row.name += HOSTILE
+            session.add(row)
+        for queued in session.exec(select(ReviewJob).where(ReviewJob.match_id == season["match"])).all():
+            session.delete(queued)
+        session.add(ReviewJob(match_id=season["match"], game_number=1, game={}, done_at=utc_now(), result={
+            "players": [{"decisions": 8, "error_rate": 0, "lost": 64, "luck": 0}] * 2}))
+    client = client_of(office)
+    with Session(office.engine) as session:
+        token = session.exec(select(PlayerRow).where(PlayerRow.address == anna.address)).one().page_token
+    answer = client.get(f"/p/{token}")
+    assert answer.status_code == 200
+    html = answer.text
+    assert "<script" not in html and "alert(1)</script>" not in html
+    assert "Ben&lt;/svg&gt;&lt;script&gt;alert(1)&lt;/script&gt;&amp;&#34;x" in html  # the tables' own escaping
+    svgs = re.findall(r"<svg .*?</svg>", html, re.S)
+    assert len(svgs) == 4  # the match and casual ratings, the PR, the wins and losses
+    descriptions = []
+    for svg in svgs:
+        root = ElementTree.fromstring(svg)
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+        assert not root.findall(".//{http://www.w3.org/2000/svg}script")
+        descriptions.append(root.findtext("{http://www.w3.org/2000/svg}desc"))
+    assert all(f"Anna{HOSTILE}" in text for text in descriptions), descriptions
+    assert descriptions[0] == f"The PR of Anna{HOSTILE} in 1 reviewed match: 4.0 in the last one, 4.0 on average over the last 1."
+    for header, value in HEADERS.items():
+        assert answer.headers[header] == value
+    assert "script-src 'self'" in answer.headers["Content-Security-Policy"]
+
+
+def test_the_charts_and_their_tables_in_german(office, anna, ben, season):
+    anna.reply("sprache de")
+    with Session(office.engine) as session:
+        token = session.exec(select(PlayerRow).where(PlayerRow.address == anna.address)).one().page_token
+    html = client_of(office).get(f"/p/{token}").text
+    assert "<h2>Siege und Niederlagen nach Format</h2>" in html
+    assert "<tr><td>Matches auf 3 Punkte</td><td>1</td><td>0</td><td>0</td></tr>" in html
+    rating = re.search(r"<desc>(Match-Wertung von Anna: .*?)</desc>", html).group(1)
+    assert rating == "Match-Wertung von Anna: von 1500,0 auf 1517,3 in 1 gewertetem Ergebnis."
+    assert "<title>Wertung freier Spiele</title>" in html and "grün: gewonnen, rot: verloren" in html
