@@ -19,8 +19,8 @@ from pbem.rules.rating import RatingKind
 from pbem.store.game_records import MatchRecord, MatchStatus, Player, RatingChange, Seat
 
 HISTORY_SHOWN = 200
-"""The newest rating changes drawn per list: a money player's rate game by game, and a line of
-thousands of steps shows no more than one of two hundred."""
+"""The newest rating changes drawn per list: money play is rated game by game, and a line of
+thousands of steps on a chart 600 pixels wide shows no more than one of two hundred."""
 
 FORMAT_ORDER = {scoring.Format.MATCH: 0, scoring.Format.GAMES: 1, scoring.Format.SINGLE: 2, scoring.Format.MONEY: 3}
 
