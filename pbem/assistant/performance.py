@@ -3,7 +3,7 @@ show it.
 
 PR is the equity lost per non-forced decision, in EMG, times 500: a review's ``error_rate`` (the
 millipoints lost per decision, gnubg's "error rate mEMG") divided by two.  Its bands are the
-ones players of XG know; the words for them are in the templates (``pr_band_<key>``), so this
+ones players of XG know; the words for them are in the templates (``lines.txt``, ``pr_band``), so this
 module only says which band a figure falls in.
 """
 

@@ -257,6 +257,72 @@ class FinishedRow:
     review_pending: bool = False
     """Reviews are being computed for it."""
     prize: bool = False
+    pr: MatchPR | None = None
+    """The performance ratings of its review (``review`` set, and some decision not forced)."""
+
+
+@dataclass(frozen=True)
+class MatchPR:
+    """A finished match's performance ratings, from the reviews of all its games
+    (``pbem.assistant.performance``): the player's, its band's key, and the opponent's."""
+
+    pr: float
+    band: str
+    """``pbem.assistant.performance.band`` key: ``world_class`` … ``novice``."""
+    opponent_pr: float | None
+
+
+@dataclass(frozen=True)
+class PRPoint:
+    """One reviewed match on the page's PR chart and its table, the oldest first."""
+
+    day: str
+    opponent: str
+    pr: float
+    band: str
+    average: float
+    """The mean PR of this match and the ones before it, up to ``PR_AVERAGE_OVER`` matches."""
+    link: str | None
+    """The player's own seat's page of the match."""
+
+
+PR_AVERAGE_OVER = 5
+"""How many matches the PR chart's moving average spans."""
+
+
+@dataclass(frozen=True)
+class RatingStep:
+    """A rated result on one list: the player's rating after it."""
+
+    day: str
+    """``YYYY-MM-DD``."""
+    rating: float
+
+
+@dataclass(frozen=True)
+class RatingHistory:
+    """One list's rating over time (``pbem.store.game_records.RatingChange``): where it stood before
+    the first change kept, then after each; the history starts with schema revision 0025."""
+
+    kind: str
+    """``pbem.rules.rating.RatingKind`` value."""
+    start: float
+    steps: tuple[RatingStep, ...]
+    more: int = 0
+    """Older changes not drawn (``pbem.service.pages.player_history.HISTORY_SHOWN``)."""
+
+
+@dataclass(frozen=True)
+class FormatRecord:
+    """Wins and losses of the player's finished matches of one format, e.g. matches to 5."""
+
+    format: str
+    """``pbem.rules.scoring.Format`` value."""
+    length: int
+    """Points of a match, games of a series; 1 for a single game, 0 for money."""
+    won: int
+    lost: int
+    tied: int
 
 
 @dataclass(frozen=True)
@@ -307,6 +373,13 @@ class PlayerPageView:
     """Finished matches not listed (older ones)."""
     tournaments: tuple[TournamentRow, ...] = ()
     ladders: tuple[LadderRow, ...] = ()
+    history: tuple[RatingHistory, ...] = ()
+    """The lists the player has a rating change kept on, in ``RatingKind`` order."""
+    prs: tuple[PRPoint, ...] = ()
+    """The listed finished matches that have a PR, the oldest first."""
+    records: tuple[FormatRecord, ...] = ()
+    """Every finished match of the player, by format: matches by length, then series, single
+    games, money."""
 
 
 @dataclass(frozen=True)

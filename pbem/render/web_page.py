@@ -10,7 +10,8 @@ from pbem.render.templating import environment, render
 from pbem.render.text_board import shorten
 from pbem.render.board_svg import render_board_svg
 from pbem.render.bracket_svg import render_bracket_svg
-from pbem.render.views import (FrontView, LadderPageView, PageView, PlayerPageView, TournamentPageView,
+from pbem.render.player_charts import player_charts
+from pbem.render.views import (PR_AVERAGE_OVER, FrontView, LadderPageView, PageView, PlayerPageView, TournamentPageView,
                                UnsubscribeView, VerifyView, WatchView, move_rows)
 
 
@@ -37,8 +38,10 @@ def render_page(page: PageView, csrf: str, message: str | None = None, message_k
 
 
 def render_player_page(page: PlayerPageView) -> str:
-    """A player's own page of all their games (``templates/<language>/player.html``)."""
-    return render("player.html", page.language, page=page, verify="../verify")
+    """A player's own page of all their games (``templates/<language>/player.html``), with its
+    charts of the player over time (:mod:`pbem.render.player_charts`)."""
+    return render("player.html", page.language, page=page, charts=player_charts(page), pr_over=PR_AVERAGE_OVER,
+                  verify="../verify")
 
 
 def render_ladder_page(page: LadderPageView) -> str:

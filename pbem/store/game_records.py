@@ -130,6 +130,28 @@ class RatingCount(SQLModel, table=True):
     players: int = 0
 
 
+class RatingChange(SQLModel, table=True):
+    """One player's rating of one kind after a rated result: the personal page's rating history
+    (``pbem.service.pages.player_history``).  Written beside the rating itself
+    (``pbem.service.games.ratings.record_result``); the history begins with revision 0025, so a rating
+    reached before has no row of its own (the page starts its line at the first change since).
+    """
+
+    __tablename__ = "rating_history"
+    __table_args__ = (Index("ix_rating_history_player", "player_id", "kind", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="players.id")
+    kind: str = Field(sa_type=Text)
+    """A :class:`~pbem.rules.rating.RatingKind` value."""
+    match_id: int = Field(foreign_key="matches.id")
+    """The match (or money session) whose result changed it."""
+    before: float
+    rating: float
+    experience: int
+    changed_at: datetime = Field(sa_type=UTCDateTime, default_factory=utc_now)
+
+
 _ADD_TO_BAND = text("INSERT INTO rating_counts (kind, band, players) VALUES (:kind, :band, :players) "
                     "ON CONFLICT (kind, band) DO UPDATE SET players = rating_counts.players + excluded.players")
 """SQLite and PostgreSQL alike: the band's row made, or its count changed, in one statement."""

@@ -151,7 +151,7 @@ def back_to_before_0011(connection) -> str:
                         "matches DROP COLUMN ladder_id", "account_confirmations DROP COLUMN invited_by"):
         connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0018 add
     for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch",
-                  "rating_counts"):
+                  "rating_counts", "rating_history"):
         connection.execute(text(f"DROP TABLE {table}"))
     _indexes_before_0020(connection)
     connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
@@ -184,6 +184,7 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
         _indexes_before_0020(connection)
         connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))  # 0023
+        connection.execute(text("DROP TABLE rating_history"))  # 0025
         connection.execute(text("UPDATE alembic_version SET version_num = '0019'"))
         for number, (casual, match) in enumerate(((1490.0, 0), (1510.0, 3), (1511.5, 5), (1500.0, 0))):
             connection.execute(text("INSERT INTO players (address, name, numbering, refuses_invitations, autoroll, "
@@ -220,6 +221,7 @@ def test_revision_0021_indexes_the_unsent_mails_by_match(engine):
         connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))
         connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))  # what 0022 adds
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))  # 0023
+        connection.execute(text("DROP TABLE rating_history"))  # 0025
         connection.execute(text("UPDATE alembic_version SET version_num = '0020'"))
     assert upgrade_schema(engine) == ("0020", head_revision())
     (index,) = [index for index in inspect(engine).get_indexes("outbound_mail")
@@ -247,6 +249,7 @@ def test_revision_0022_keeps_the_watchers_of_before_on_every_move(engine):
     with engine.begin() as connection:  # back to revision 0021, with a watcher
         connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))  # 0023
+        connection.execute(text("DROP TABLE rating_history"))  # 0025
         connection.execute(text("UPDATE alembic_version SET version_num = '0021'"))
         connection.execute(text("INSERT INTO watchers (match_id, player_id, since) VALUES (:match, :carol, "
                                 "'2030-01-01')"), ids)
@@ -266,13 +269,44 @@ def test_revision_0023_keeps_each_delivery_failures_reason(engine):
 
     with engine.begin() as connection:
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))
+        connection.execute(text("DROP TABLE rating_history"))  # 0025
         connection.execute(text("UPDATE alembic_version SET version_num = '0022'"))
         connection.execute(text("INSERT INTO delivery_failures (address, permanent, status, diagnostic, reported_at) "
                                 "VALUES ('ben@example.net', true, '5.1.1', 'user unknown', '2030-01-01')"))
-    assert upgrade_schema(engine) == ("0022", "0023")
+    assert upgrade_schema(engine) == ("0022", head_revision())
     with engine.connect() as connection:
         assert connection.execute(text("SELECT address, reason FROM delivery_failures")).all() == [
             ("ben@example.net", "")]
+
+
+def test_revision_0025_adds_the_rating_history_and_takes_it_away_again(engine):
+    """Issue 38: the personal page's rating history, a table of its own read by player and kind;
+    Alembic's downgrade takes it away, the upgrade brings it back empty (no backfill: the history
+    starts with the upgrade) and the schema equals the models'."""
+    from alembic import command
+    from sqlalchemy import inspect, text
+
+    from pbem.store.db import _alembic, upgrade_schema
+
+    with engine.begin() as connection:
+        command.downgrade(_alembic(connection), "0023")
+    assert not inspect(engine).has_table("rating_history")
+    with engine.begin() as connection:
+        connection.execute(text("INSERT INTO players (address, name, numbering, refuses_invitations, autoroll, "
+                                "copies, automove, greedy, bounces, created_at, rating_match, experience_match, "
+                                "rating_casual, experience_casual, rating_prize, experience_prize, vacation_days) "
+                                "VALUES ('p@example.org', '', 'own', false, false, false, true, false, 0, "
+                                "'2030-01-01', 1520, 5, 1500, 0, 1500, 0, '{}')"))
+    assert upgrade_schema(engine) == ("0023", head_revision())
+    engine.dispose()  # SQLite's PRAGMA index_list on a pooled connection may answer from the schema before
+    (index,) = inspect(engine).get_indexes("rating_history")
+    assert index["name"] == "ix_rating_history_player" and index["column_names"] == ["player_id", "kind", "id"]
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM rating_history")).scalar() == 0
+        assert connection.execute(text("SELECT rating_match FROM players")).scalar() == 1520
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        assert [difference for difference in compare_metadata(context, SQLModel.metadata)
+                if "rating_history" in repr(difference)] == []
 
 
 SCHEMA_1 = Path(__file__).resolve().parents[1] / "data" / "schema1"

@@ -163,7 +163,8 @@ def test_after_a_tournament_the_page_lists_the_finished_matches_the_tournament_a
     assert final_row[2].startswith("lost 0-") and semi_row[2].startswith("<b>won</b> ")
     assert f'href="http://127.0.0.1:8080/g/{semi_table.token(seat)}"' in semi_row[5]
     assert f'href="http://127.0.0.1:8080/g/{semi_table.token(seat)}/match.mat" download' in semi_row[5]
-    assert semi_row[4] == f"your error rate 12, {semi_table.players[1 - seat].name}'s 30" and final_row[4] == ""
+    assert semi_row[4] == f'<a href="http://127.0.0.1:8080/g/{semi_table.token(seat)}">your PR 6.0</a> (advanced), ' \
+        f"{semi_table.players[1 - seat].name}&#39;s 15.0" and final_row[4] == ""  # 120 and 300 lost in 10 decisions
     assert semi_table.token(1 - seat) not in html, "never the opponent's token"
     tournaments = re.search(r'<ul id="tournaments">(.*?)</ul>', html, re.S).group(1)
     assert f'<a href="http://127.0.0.1:8080/t/{code}/{page_token(anna.last)}">Summer</a>' in tournaments
@@ -183,7 +184,7 @@ def test_the_finished_matches_and_the_tournament_in_german(after_a_tournament):
     office, anna, code, champion, anna_semi = after_a_tournament
     anna.write_confirmed("sprache de")
     html = client_of(office).get(f"/p/{page_token(anna.last)}").text
-    assert "<h2>Beendete Matches</h2>" in html and "verloren 0-" in html and "Ihre Fehlerrate 12" in html
+    assert "<h2>Beendete Matches</h2>" in html and "verloren 0-" in html and "Ihr PR 6,0</a> (Fortgeschritten)" in html
     assert "K.-o.-Turnier für 4: Platz 2, ausgeschieden im Finale (Turnier beendet)" in html
     assert "<h2>Ihre Leitern</h2>" in html and "Platz 1 von 2" in html
 

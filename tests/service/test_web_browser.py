@@ -24,6 +24,7 @@ from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.interaction import POINTER_TOUCH
 from selenium.webdriver.common.actions.pointer_input import PointerInput
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from pbem.config import WebConfig
@@ -378,7 +379,7 @@ def test_after_a_tournament_my_page_lists_what_is_finished_and_my_bracket_links_
         rows = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
                 for row in browser.find_elements(By.CSS_SELECTOR, "#finished tbody tr")]
         assert rows[0][0] == champion.name and rows[0][2].startswith("lost 0-")
-        assert rows[1][2] == "won 3-0" and rows[1][4].startswith("your error rate 12") and rows[1][5] == "Open .mat"
+        assert rows[1][2] == "won 3-0" and rows[1][4].startswith("your PR 6.0 (advanced)") and rows[1][5] == "Open .mat"
         mat = browser.find_elements(By.LINK_TEXT, ".mat")[1]
         assert mat.get_attribute("href").endswith("/match.mat") and mat.get_attribute("download") is not None
         assert shown(browser, "#tournaments") == "Summer, knockout for 4: place 2, out in the final (tournament over)"
@@ -491,3 +492,90 @@ def test_verify_checks_an_uploaded_mat_against_its_seed(browser, config, tmp_pat
                 save_shot(browser, "12-verify")
     finally:
         served.close()
+
+
+@pytest.fixture
+def long_season(config):
+    """Anna and Ben play nine matches of four formats, each ended by the loser's $quit, Anna
+    getting better (her PR in each match's review from 12.5 down to 4.8); the board served."""
+    from sqlmodel import select
+    from test_player_history import start
+
+    from pbem.store.db import session_scope, utc_now
+    from pbem.store.game_records import ReviewJob
+
+    limits = config.limits.model_copy(update={"invitations_received_per_day": 20, "invitations_per_day": 20})
+    office = PostOffice(config.model_copy(update={"limits": limits, "web": WebConfig()}), LoadedDice(seed=1))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    plan = [("match 3", ben), ("match 5", anna), ("", ben), ("games 3", ben), ("match 3", anna), ("money", ben),
+            ("match 5", ben), ("match 3", ben), ("", anna)]
+    prs = [12.5, 9.0, 10.2, 7.4, 8.1, 6.3, 5.5, 7.0, 4.8]
+    for (invitation, loser), pr in zip(plan, prs):
+        match_id = start(office, anna, ben, f"invite ben@example.org {invitation}".strip())
+        for _ in range(3 if invitation == "games 3" else 1):
+            loser.reply("$quit")
+        seat = 0 if office.table(match_id).players[0].address == anna.address else 1
+        with session_scope(office.engine) as session:
+            for queued in session.exec(select(ReviewJob).where(ReviewJob.match_id == match_id)).all():
+                session.delete(queued)
+            players = [{}, {}]
+            players[seat] = {"decisions": 20, "error_rate": 0, "lost": round(pr * 40), "luck": 0}
+            players[1 - seat] = {"decisions": 20, "error_rate": 0, "lost": 400, "luck": 0}
+            session.add(ReviewJob(match_id=match_id, game_number=1, game={}, result={"players": players},
+                                  done_at=utc_now()))
+    served = ServedBoard(office)
+    try:
+        yield office, anna, served, prs
+    finally:
+        served.close()
+
+
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_my_page_shows_me_over_time_in_charts_with_their_figures(browser, long_season, width) -> None:
+    """Issue 38, point 3: the rating of each list over time, the PR of every match with its moving
+    average and the wins and losses by format, drawn as SVG without a script (the page has
+    none) and as wide as the screen, each with its figures in a table a screen reader reads."""
+    from test_player_page import page_token
+
+    office, anna, served, prs = long_season
+    phone = width == "phone"
+    open_page(browser, f"{served.url}/p/{page_token(anna.last)}", PHONE if phone else (1000, 1300), mobile=phone)
+    assert not browser.find_elements(By.TAG_NAME, "script")
+    charts = browser.find_elements(By.CSS_SELECTOR, "figure.chart svg")
+    assert [chart.find_element(By.TAG_NAME, "title").get_attribute("textContent") for chart in charts] == [
+        "Performance rating (PR) per match", "Wins and losses by format", "Match rating", "Casual rating"]
+    for chart in charts:  # drawn, scaled to the page and never wider than the screen
+        assert 0 < chart.size["width"] <= (PHONE[0] if phone else 640) and chart.size["height"] > 0
+    beyond = browser.execute_script(  # the charts and their tables fit the screen (the finished matches' table
+        "return [...document.querySelectorAll('figure.chart, #pr, #records, table[id^=rating-]')]"  # scrolls)
+        ".filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth).map(e => e.id)")
+    assert beyond == []
+    pr_chart = browser.find_element(By.ID, "pr-chart")
+    assert len(pr_chart.find_elements(By.CSS_SELECTOR, "g.points circle")) == len(prs)
+    assert pr_chart.find_element(By.CSS_SELECTOR, "polyline.moving-average").get_attribute("stroke-dasharray") == "4 3"
+    if phone:  # the pictures, before a table is opened
+        browser.execute_script("document.getElementById('pr-chart').scrollIntoView()")
+        save_shot(browser, "14-my-page-over-time-phone")
+    else:
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        open_page(browser, browser.current_url, (1000, height))  # the whole page
+        save_shot(browser, "13-my-page-over-time")
+    # The figures behind each picture: folded away, opened without a script.
+    table = browser.find_element(By.ID, "pr")
+    assert not table.is_displayed()
+    summary = browser.find_element(By.CSS_SELECTOR, "#pr-chart + details summary")
+    summary.send_keys(Keys.ENTER)  # from the keyboard, as with a screen reader
+    WebDriverWait(browser, 5).until(lambda driver: table.is_displayed())
+    assert browser.execute_script("return arguments[0].getBoundingClientRect().right "
+                                  "<= document.documentElement.clientWidth", table)
+    rows = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+            for row in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert [row[2].split(" ")[0] for row in rows] == [f"{pr:.1f}" for pr in prs]
+    assert rows[-1][3] == f"{sum(prs[-5:]) / 5:.1f}" and rows[-1][2] == "4.8 (expert)"
+    records = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+               for row in browser.find_elements(By.CSS_SELECTOR, "#records tbody tr")]
+    assert records == [["Matches to 3 points", "2", "1", "0"], ["Matches to 5 points", "1", "1", "0"],
+                       ["Series of 3 games", "1", "0", "0"], ["Single games", "1", "1", "0"],
+                       ["Money sessions", "1", "0", "0"]]
+    bars = browser.find_elements(By.CSS_SELECTOR, "#records-chart rect.bar")
+    assert len(bars) == 10

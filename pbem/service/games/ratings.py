@@ -5,7 +5,8 @@ games changes the casual ratings when it ends; money play changes them game by g
 game counting 1.  A prize game for credits changes only the prize ratings, when it ends (seed
 004: n is 5 for the match to 5, 4 for the series of 3 games, 2 for a single prize game), and
 who leaves the table loses it.  A draw or a tied series changes nothing, nor does a game against the
-Assistant or one invited ``unrated``.  The formula is :mod:`pbem.rules.rating`'s.
+Assistant or one invited ``unrated``.  The formula is :mod:`pbem.rules.rating`'s.  Each change
+is also kept as a :class:`~pbem.store.game_records.RatingChange`, the personal page's history.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from pbem.rules import prizes, rating, scoring
 from pbem.service.table.assistant import is_assistant
 from pbem.service.table.conversation import Conversation
 from pbem.service.table.tables import Table
-from pbem.store.game_records import (RATING_BAND, RATING_COLUMNS, Player, RatingCount, move_rating_counts_at_commit,
-                                     rating_band)
+from pbem.store.game_records import (RATING_BAND, RATING_COLUMNS, Player, RatingChange, RatingCount,
+                                     move_rating_counts_at_commit, rating_band)
 
 TOP = 10
 """How many players the ``ratings`` answer lists per rating."""
@@ -55,11 +56,14 @@ def record_result(talk: Conversation, table: Table, result: scoring.Result, matc
     before = [rating_of(player, kind) for player in table.players]
     won, lost = rating.rate(before[winner], before[1 - winner], n)
     after = [won, lost] if winner == 0 else [lost, won]
-    for player, new in zip(table.players, after):
+    for player, old, new in zip(table.players, before, after):
         rating_field, experience_field = RATING_COLUMNS[kind]
         setattr(player, rating_field, new.rating)
         setattr(player, experience_field, new.experience)
         talk.session.add(player)
+        assert player.id is not None
+        talk.session.add(RatingChange(player_id=player.id, kind=kind.value, match_id=table.id, before=old.rating,
+                                      rating=new.rating, experience=new.experience, changed_at=talk.now))
     move_rating_counts_at_commit(talk.session, kind, [(old.rating if old.experience else None, new.rating)
                                                       for old, new in zip(before, after)])
     talk.event(table, EventKind.RATINGS_CHANGED, winner, kind=kind.value,

@@ -4,7 +4,9 @@ every mail to them.
 The page token is the player's alone and is never a game's token: it shows their running games,
 each with the link of their own seat only, their finished matches (the result, the ``.mat``, the
 engine's review), the tournaments they entered (their own copy of the bracket, how far they came)
-and the ladders they stand on, their ratings and their credits; it acts on nothing (no form), so
+and the ladders they stand on, their ratings and their credits, and the player over time
+(:mod:`pbem.service.pages.player_history`: rating history, PR per match, wins and losses by format,
+drawn as SVG charts by :mod:`pbem.render.web_page`); it acts on nothing (no form), so
 it needs no CSRF token; the web app gives it the same limits and headers as a game's page and
 keeps its token out of the log.
 """
@@ -26,6 +28,7 @@ from pbem.rules.rating import RatingKind
 from pbem.service.games import credits
 from pbem.service.games import ratings
 from pbem.service.games.ladder_standing import ladder_link
+from pbem.service.pages import player_history
 from pbem.service.people.account import game_rows
 from pbem.service.table.assistant import is_assistant
 from pbem.service.table.letters import shown_name
@@ -64,6 +67,9 @@ class PlayerPages:
                 finished=tuple(finished), more_finished=more,
                 tournaments=tuple(tournament_rows(session, player, self.config)),
                 ladders=tuple(ladder_rows(session, player, self.config)),
+                history=player_history.rating_histories(session, player),
+                prs=player_history.pr_points(finished),
+                records=player_history.format_records(session, player),
             )
 
 
@@ -99,6 +105,7 @@ def finished_rows(session: Session, player: Player, config: Config, language: st
                                                   combined[1 - seat]["error_rate"]),
             review_pending=pending,
             prize=table.prize is not None,
+            pr=None if combined is None else player_history.match_pr(combined, seat),
         ))
     return rows, total - len(rows)
 
