@@ -25,7 +25,8 @@ def rows(table: str, registry: Registry = REGISTRY) -> list[Row]:
 
 
 def markdown(table: str, registry: Registry = REGISTRY) -> str:
-    return _HEADER + "".join(f"| {row.en} | {row.de} | {row.meaning} |\n" for row in rows(table, registry))
+    return _HEADER + "".join("|" + "|".join(f" {cell} " if cell else " " for cell in (row.en, row.de, row.meaning))
+                             + "|\n" for row in rows(table, registry))
 
 
 def in_step(text: str, registry: Registry = REGISTRY) -> str:
