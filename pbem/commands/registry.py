@@ -75,8 +75,5 @@ class Registry:
         return frozenset(phrase.split()[0] for declaration in self.declarations
                          for phrase in (declaration.en if language == "en" else declaration.de))
 
-    def of(self, command: type) -> Declaration[Any]:
-        return next(declaration for declaration in self.declarations if declaration.command is command)
-
 
 REGISTRY = Registry(declaration for family in FAMILIES for declaration in family.DECLARATIONS)
