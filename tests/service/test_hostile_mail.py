@@ -11,7 +11,7 @@ from mail_clients import _quoted, _reply_headers
 from post_office import prose_of, LoadedDice, Player, PostOffice, acts, check_answers, is_confirmation, text_of, token_of
 
 from pbem.mail.local_client import compose_mail, compose_reply
-from pbem.service.mailroom.inbox import safe_note
+from pbem.service.mailroom.handlers import safe_note
 from pbem.store.mail_records import InboundState
 
 ATTRIBUTIONS = [line.split("\t") for line in

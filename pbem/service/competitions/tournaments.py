@@ -47,20 +47,6 @@ log = logging.getLogger(__name__)
 CODE_LENGTH = 6
 
 
-def apply(talk: Conversation, command: commands.TournamentNew | commands.TournamentAction
-          | commands.TournamentInvite | commands.TournamentShow) -> None:
-    """Carry out one tournament command of a mail."""
-    match command:
-        case commands.TournamentNew():
-            open_tournament(talk, command)
-        case commands.TournamentAction():
-            act(talk, command)
-        case commands.TournamentInvite():
-            invite(talk, command)
-        case commands.TournamentShow():
-            show(talk, command)
-
-
 def open_tournament(talk: Conversation, command: commands.TournamentNew) -> None:
     """``tournament new …``: a tournament taking entries, with the organiser entered."""
     assert talk.sender.id is not None

@@ -26,15 +26,13 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import typing
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.policy import default as default_policy
 from functools import partial
-from urllib.parse import unquote
 
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
@@ -42,16 +40,14 @@ from sqlmodel import Session, col, select
 from pbem import commands, names
 from pbem.config import LANGUAGES, Config
 from pbem.mail.composing import GameStamp, compose, parse_game_message_id
-from pbem.mail.reading import (MAX_HTML_CHARS, TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail,
+from pbem.mail.reading import (MAX_HTML_CHARS, IncomingMail, ReadingContext, UnreadableMail,
                                html_to_text, new_token, read_mail, recorded_sender_and_subject, refused_copy,
                                subject_text)
 from pbem.render.views import Notice
 from pbem.mail.bounces import read_bounce, sent_to_bounce_address
-from pbem.service.competitions import ladders
 from pbem.service.competitions import tournaments
-from pbem.service.games import play
-from pbem.service.mailroom import bounces
-from pbem.service.people import account
+from pbem.service.mailroom import bounces, handlers
+from pbem.service.mailroom.handlers import Scope
 from pbem.service.people import invitations
 from pbem.service.table import clocks
 from pbem.service.table.assistant import NAMES as ASSISTANT_NAMES
@@ -67,24 +63,14 @@ from pbem.store.mail_records import InboundMail, InboundState, OutboundMail, que
 
 log = logging.getLogger(__name__)
 
-_GAME_COMMANDS = (
-    commands.Move, commands.Roll, commands.Double, commands.Take, commands.Drop, commands.Beaver,
-    commands.Resign, commands.OfferResignation, commands.Remis,
-)
-_ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings, commands.Credits)
-"""Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
-_NEEDS_PROOF: tuple[type[commands.Command], ...] = (
-    commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite, commands.Autoroll,
-    commands.Copies, commands.Automove, commands.Greedy, commands.TournamentNew, commands.TournamentAction,
-    commands.TournamentInvite, commands.LadderNew, commands.LadderJoin, commands.LadderChallenge, commands.LadderLeave,
-    commands.Watch, commands.PlayAssistant)
+_GAME_COMMANDS = handlers.types(Scope.GAME)
+_ONCE_PER_MAIL = handlers.types(once_per_mail=True)
+_NEEDS_PROOF = handlers.types(needs_proof=True)
 """Account commands, invitations (which start rated games on a clock in the sender's name),
 ``watch`` (the service then mails that address after each move) and ``play assistant`` (a game
 whose mails go to that address): taken only from a mail that proves the sender reads their
 mailbox."""
 CONFIRMATION_VALID = timedelta(days=7)
-MAX_NOTE_CHARS = 2000
-"""A personal note is passed on up to this length."""
 _QUOTED_LOOKUPS = 5
 TEXTS_KEPT = 2048
 """How many texts (and HTML parts) of our own recent mails are kept, to spare parsing them again
@@ -121,7 +107,6 @@ def _quotable(text: str, html: str | None) -> str:
 
 
 _SENT_TEXTS = _SentTexts(TEXTS_KEPT)
-_TOKEN_WORD = re.compile(rf"(?<![a-z0-9]){TOKEN_PATTERN}(?![a-z0-9])")
 
 
 def handle_mail(
@@ -286,7 +271,7 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
     unproven = [command for command in parsed if isinstance(command, needs_proof) and not proven]
     for command in parsed:
         if command not in unproven and not stopped:
-            _dispatch(talk, command, table, seat, stale)
+            handlers.dispatch(talk, command, table, seat, stale)
     if unproven:
         _ask_for_confirmation(talk, _lines_needing_proof(mail, needs_proof))
     if stopped:
@@ -309,10 +294,7 @@ def _confirm(talk: Conversation, confirmation: AccountConfirmation, parsed: list
     return _once_each([*held, *(command for command in parsed if not isinstance(command, commands.Confirm))])
 
 
-_HELD_WHEN_STOPPED = tuple(command for command in typing.get_args(commands.Command)
-                           if command not in (*_GAME_COMMANDS, commands.Accept, commands.Decline, commands.Rematch,
-                                              commands.Watchers, commands.Note, commands.CommandError,
-                                              commands.Confirm))
+_HELD_WHEN_STOPPED = handlers.types(Scope.SENDER)
 """What a mail without proof from an address that wrote ``stop`` may ask for, to be confirmed:
 every command that does something without a game (a game command, a note or an error, which
 would only be told that no game is named, gets no answer)."""
@@ -418,29 +400,6 @@ def _may_answer_unproven(talk: Conversation) -> bool:
     return True
 
 
-def safe_note(text: str, service_address: str, tokens: Collection[str] = ()) -> str:
-    """A note without any line that holds a service address (with any +tag) or a token: a quote
-    line the reader did not recognise must never hand a player's reply address to the opponent.
-
-    Lines are read percent- and quoted-printable-decoded; a note that holds one of ``tokens``
-    (the writer's) anywhere, even split over lines or glued to other letters, is dropped whole.
-    """
-    local, _, domain = service_address.lower().rpartition("@")
-    address = re.compile(rf"(?<![\w.+-]){re.escape(local)}(?:\+[^@\s]*)?@{re.escape(domain)}")
-    flat = re.sub(r"[\s=]", "", unquote(text).lower())
-    if any(token in flat for token in tokens):
-        return ""
-    kept = [line for line in text.split("\n")
-            if not (address.search(decoded := unquote(line).lower()) or _TOKEN_WORD.search(decoded))]
-    note = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
-    return note if len(note) <= MAX_NOTE_CHARS else note[: MAX_NOTE_CHARS - 1] + "…"
-
-
-def _tokens_of(session: Session, player: Player) -> list[str]:
-    """Every game token ever given to ``player``."""
-    return list(session.exec(select(Seat.token).where(Seat.player_id == player.id)).all())
-
-
 def _named_table(session: Session, mail: IncomingMail) -> tuple[Table, int] | None:
     """The match of the first of the mail's reply tokens that names one (locked, as
     :func:`table_for_token` locks it) and the seat that token was given to; whose it is, is
@@ -540,57 +499,6 @@ def _newest_sent(table: Table, seat: int) -> list[tuple[int, int]]:
         if stamp is not None and stamp.token == token:
             return [(stamp.game_number, stamp.turn)]
     return []
-
-
-def _dispatch(
-    talk: Conversation, command: commands.Command, table: Table | None, seat: int | None, stale: bool,
-) -> None:
-    match command:
-        case commands.Confirm(text=text):
-            _dispatch(talk, commands.Note(text), table, seat, stale)
-        case commands.Note(text=text):
-            text = safe_note(text, talk.config.service.address, _tokens_of(talk.session, talk.sender))
-            if table is not None and seat is not None and text:
-                table.leave_note(1 - seat, text)
-                talk.say_template(Notice.NOTE_PASSED_ON, table, opponent=table.players[1 - seat].display_name)
-        case commands.CommandError(line=line, code=code, details=details) if commands.about_no_game(line):
-            talk.invitation_apart = True  # about no existing game, whichever thread it was written in
-            talk.error(code, details, None, line=line)
-        case commands.CommandError(line=line, code=code, details=details):
-            talk.error(code, details, table, seat or 0, line=line)
-        case commands.Invite():
-            talk.invitation_apart = True
-            invitations.invite(talk, command)
-        case commands.TournamentNew() | commands.TournamentAction() | commands.TournamentInvite() \
-                | commands.TournamentShow():
-            talk.invitation_apart = True  # about the tournament, not the game whose thread it was written in
-            tournaments.apply(talk, command)
-        case commands.Accept() | commands.Decline() if (table is not None and seat is not None
-                                                        and table.status is MatchStatus.INVITED):
-            (invitations.accept if isinstance(command, commands.Accept) else invitations.decline)(talk, table, seat)
-        case commands.Rematch():
-            if table is None or seat is None:
-                talk.say_template(Notice.NO_GAME_NAMED)
-            else:
-                invitations.rematch(talk, table, seat)
-        case commands.Watchers(on=on):
-            watchers.set_watchers(talk, table, seat, on)
-        case commands.Watch():
-            talk.invitation_apart = True  # about the watched game, not the one whose thread it is written in
-            watchers.watch(talk, command)
-        case commands.Accept() | commands.Decline() | commands.Move() | commands.Roll() | commands.Double() \
-                | commands.Take() | commands.Drop() | commands.Beaver() | commands.Resign() | commands.Remis() \
-                | commands.OfferResignation():
-            if table is None or seat is None:
-                talk.say_template(Notice.NO_GAME_NAMED)
-                account.list_games(talk)
-            elif not stale:
-                play.apply_game_command(talk, table, seat, command)
-        case commands.LadderShow() | commands.LadderNew() | commands.LadderJoin() | commands.LadderChallenge() \
-                | commands.LadderLeave():
-            ladders.apply_ladder_command(talk, command)
-        case _:
-            account.apply_account_command(talk, command, table)
 
 
 def send_letters(talk: Conversation) -> None:
