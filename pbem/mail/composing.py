@@ -21,7 +21,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
 from pbem.mail.policy import MAIL_POLICY, MailMessage, header_to_keep
-from pbem.mail.reading import TOKEN_PATTERN, is_safe_message_id, reply_address
+from pbem.mail.headers import TOKEN_PATTERN, is_safe_message_id, reply_address
 
 MAX_REFERENCES = 12
 """Older References are dropped: the thread stays whole with the newest dozen."""

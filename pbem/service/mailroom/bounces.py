@@ -33,7 +33,7 @@ from pbem.addresses import ADDRESS_PATTERN
 from pbem.config import Config
 from pbem.mail.bounce_reasons import HARD, SERVICE_SIDE, readable
 from pbem.mail.bounces import Bounce, Failure
-from pbem.mail.reading import TOKEN_PATTERN
+from pbem.mail.headers import TOKEN_PATTERN
 from pbem.render.views import Notice
 from pbem.service.table.conversation import Conversation
 from pbem.service.table.dice import SEEDED_DICE
