@@ -4,11 +4,13 @@
 inside the transaction the pipeline commits, so the state change and the answers it queues
 are stored together or not at all.  The order of the work:
 
-1. read the mail within bounded work (sender, game token, new text); never answer automatic
-   or unreadable mail, and read nothing but the header of a mail over ``max_mail_bytes``;
-2. find the game by the reply token (the match locked, its seats and players read with it:
-   the token holder's mail needs no statement of its own for its sender), and make sure the
-   token belongs to the sender;
+1. read the mail once, within bounded work (:mod:`.incoming`: one
+   :class:`~pbem.mail.reading.IncomingMail`, its commands parsed once); never answer automatic
+   or unreadable mail (a bounce among them is recorded), and read nothing but the header of a
+   mail over ``max_mail_bytes``;
+2. find the game by the reply token (:mod:`.threads`; the match locked, its seats and players
+   read with it: the token holder's mail needs no statement of its own for its sender), and
+   make sure the token belongs to the sender;
 3. recognise a reply to an older mail of the game (by In-Reply-To, else by the newest of the
    game's mails its References name): it may not change the game;
 4. run the commands in the order written: help, board, games and ratings once per mail;
@@ -16,8 +18,8 @@ are stored together or not at all.  The order of the work:
    their mailbox (a token of theirs, else a confirmation mail they answer) or that the
    operator's own mail server vouches for the From address (``[imap] trusted_authserv_id``);
    notes only without service addresses or tokens;
-5. word the news into letters, queue them, and remember them in each player's thread; a mail
-   that proves nothing is answered within the same daily limit as confirmation requests
+5. word the news into letters, queue them (:mod:`.post`), and remember them in each player's
+   thread; a mail that proves nothing is answered within the same daily limit as confirmation requests
    (:func:`_may_answer_unproven`), so forged mails cannot make the service mail anyone.
 """
 
