@@ -29,7 +29,7 @@ Every line of the new text is one of three things:
 
 The subject is read only when the body's new text is empty, and then only for a command, move
 or error: a subject that is no command is most often the service's own subject, not a note.
-Pass it without reply prefixes (``pbem.mail.reading.subject_text``).
+Pass it without reply prefixes (``pbem.mail.headers.subject_text``).
 
 Error codes (:attr:`CommandError.code`) and their ``details``:
 

@@ -40,7 +40,7 @@ from pbem.service.table.letters import undeliverable
 from pbem.service.table.tables import Table
 from pbem.store.game_records import (AccountConfirmation, MatchRecord, MatchStatus, Player, TournamentEntry,
                                      TournamentRecord, TournamentStatus)
-from pbem.mail.reading import new_token, reply_address
+from pbem.mail.headers import new_token, reply_address
 
 log = logging.getLogger(__name__)
 

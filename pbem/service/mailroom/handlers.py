@@ -8,29 +8,23 @@ moves answered "watchers cannot act", a command needing proof held for confirmat
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
-from urllib.parse import unquote
 
 from sqlmodel import select
 
 from pbem import commands
-from pbem.mail.reading import TOKEN_PATTERN
 from pbem.render.views import Notice
 from pbem.service.competitions import ladders, tournaments
 from pbem.service.games import play
 from pbem.service.people import account, invitations
+from pbem.service.mailroom.senders import safe_note
 from pbem.service.table.conversation import Conversation
 from pbem.service.table.tables import Table
 from pbem.service.watching import watchers
 from pbem.store.game_records import MatchStatus, Seat
-
-MAX_NOTE_CHARS = 2000
-"""A personal note is passed on up to this length."""
-_TOKEN_WORD = re.compile(rf"(?<![a-z0-9]){TOKEN_PATTERN}(?![a-z0-9])")
 
 Handler = Callable[[Conversation, Any, Table | None, int | None, bool], None]
 """(the conversation, the command, the table the mail answers and the sender's seat at it, or
@@ -183,24 +177,6 @@ def _ladder(talk: Conversation, command: commands.LadderCommand, table: Table | 
 def _account(talk: Conversation, command: commands.Command, table: Table | None, seat: int | None,
              stale: bool) -> None:
     account.apply_account_command(talk, command, table)
-
-
-def safe_note(text: str, service_address: str, tokens: Collection[str] = ()) -> str:
-    """A note without any line that holds a service address (with any +tag) or a token: a quote
-    line the reader did not recognise must never hand a player's reply address to the opponent.
-
-    Lines are read percent- and quoted-printable-decoded; a note that holds one of ``tokens``
-    (the writer's) anywhere, even split over lines or glued to other letters, is dropped whole.
-    """
-    local, _, domain = service_address.lower().rpartition("@")
-    address = re.compile(rf"(?<![\w.+-]){re.escape(local)}(?:\+[^@\s]*)?@{re.escape(domain)}")
-    flat = re.sub(r"[\s=]", "", unquote(text).lower())
-    if any(token in flat for token in tokens):
-        return ""
-    kept = [line for line in text.split("\n")
-            if not (address.search(decoded := unquote(line).lower()) or _TOKEN_WORD.search(decoded))]
-    note = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
-    return note if len(note) <= MAX_NOTE_CHARS else note[: MAX_NOTE_CHARS - 1] + "…"
 
 
 def _tokens_of(talk: Conversation) -> list[str]:
