@@ -26,7 +26,7 @@ from hostile_corpus import hostile_mails  # noqa: E402
 
 from pbem.config import load_config  # noqa: E402
 from pbem.daemon.pipeline import MailPipeline  # noqa: E402
-from pbem.mail.reading import message_id_of  # noqa: E402
+from pbem.mail.headers import message_id_of  # noqa: E402
 from pbem.mail.sinks import MaildirSink  # noqa: E402
 from pbem.mail.sources import MaildirSource  # noqa: E402
 from pbem.service import handle_mail  # noqa: E402

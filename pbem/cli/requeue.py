@@ -18,7 +18,7 @@ from sqlmodel import col
 
 from pbem.cli.loading import UsageError, config_of, database_of
 from pbem.mail.connecting import MailServerError
-from pbem.mail.reading import is_safe_message_id
+from pbem.mail.headers import is_safe_message_id
 from pbem.mail.transport import open_inbound_source
 from pbem.store.db import session_scope
 from pbem.store.mail_records import InboundMail, InboundState

@@ -65,7 +65,7 @@ from sqlmodel import Session, col, select
 from pbem.mail.composing import parse_game_message_id
 from pbem.mail.connecting import PermanentRefusal
 from pbem.mail.sinks import OutboundSink
-from pbem.mail.reading import message_id_of, sender_and_subject
+from pbem.mail.headers import message_id_of, sender_and_subject
 from pbem.mail.sources import InboundSource, SourceMessage
 from pbem.store.attempts import AttemptJournal, MemoryJournal
 from pbem.store.db import claim, once_more_if_disconnected, session_scope, utc_now
@@ -80,7 +80,7 @@ Handler = Callable[[Session, bytes, InboundMail], None]
 It may set `inbound.state = InboundState.IGNORED` and `inbound.reason`; it queues answers with
 `pbem.store.mail_records.queue_mail(session, message)`. Raising rolls everything back and shunts the mail.
 A new mail's record comes without `sender` and `subject`: the handler may set them from its own
-reading of the mail (``pbem.mail.reading.sender_and_subject`` gives the same), and those it left
+reading of the mail (``pbem.mail.headers.sender_and_subject`` gives the same), and those it left
 empty are taken from the header after it ran (the header is then not parsed twice).
 """
 

@@ -26,7 +26,7 @@ from starlette.types import ASGIApp
 from pbem.config import Config
 from pbem.daemon.pipeline import Handler, InboxResult, MailPipeline
 from pbem.daemon.web import WebServer, WebServerError
-from pbem.mail.reading import TOKEN_PATTERN
+from pbem.mail.headers import TOKEN_PATTERN
 from pbem.mail.transport import open_inbound_source, open_outbound_sink
 from pbem.periodic import PeriodicJob
 from pbem.store.attempts import FileJournal

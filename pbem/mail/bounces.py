@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 from email.message import Message
-from email.parser import BytesHeaderParser, HeaderParser
+from email.parser import HeaderParser
 
 from flufl.bounce import all_failures
 
 from pbem.addresses import ADDRESS_PATTERN, BOUNCE_PREFIX, is_machine_address
 from pbem.mail.bounce_reasons import REPLY_CODE, Reason, classify, delay_warning, status_in
-from pbem.mail.reading import BOUNCE_RECIPIENT_HEADERS as _RECIPIENT_HEADERS, TOKEN_PATTERN
+from pbem.mail.headers import BOUNCE_RECIPIENT_HEADERS as _RECIPIENT_HEADERS, TOKEN_PATTERN
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,6 @@ MAX_DIAGNOSTIC = 300
 """Characters of a diagnostic line kept: enough for any server's reason, never a whole mail."""
 DIAGNOSTIC_LINES = 12
 """Lines below the failed address searched for its reason (not the copy of our mail further on)."""
-MAX_HEADER_BYTES = 256_000
 MAX_NAMED = 20
 """Addresses taken from a bounce in no known shape: a bounce names one or a few."""
 MAX_SCANNED_PARTS = 20
@@ -116,14 +115,6 @@ def bounce_tags(addresses: list[str], service_address: str) -> tuple[str, ...]:
     local, _, domain = service_address.lower().rpartition("@")
     pattern = re.compile(rf"(?<![\w.+-]){re.escape(local)}\+{BOUNCE_PREFIX}({TOKEN_PATTERN})@{re.escape(domain)}")
     return tuple(dict.fromkeys(tag for address in addresses for tag in pattern.findall(address.lower())))
-
-
-def sent_to_bounce_address(raw: bytes, service_address: str) -> bool:
-    """Whether the mail came to one of our bounce addresses (only its header is read): whatever
-    it is, a bounce or an auto-responder answering the envelope sender, it is never answered."""
-    header = BytesHeaderParser().parsebytes(raw[:MAX_HEADER_BYTES])
-    return bool(bounce_tags([str(value) for name in _RECIPIENT_HEADERS for value in header.get_all(name, [])],
-                            service_address))
 
 
 def read_bounce(raw: bytes, service_address: str) -> Bounce | None:

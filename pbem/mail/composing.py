@@ -18,14 +18,17 @@ from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 from email.headerregistry import Address, BaseHeader
 from email.message import EmailMessage
+from email.parser import BytesHeaderParser
+from email.policy import default as default_policy
 from email.utils import format_datetime, make_msgid
 
 from pbem.mail.policy import MAIL_POLICY, MailMessage, header_to_keep
-from pbem.mail.reading import TOKEN_PATTERN, is_safe_message_id, reply_address
+from pbem.mail.headers import TOKEN_PATTERN, is_safe_message_id, reply_address
 
 MAX_REFERENCES = 12
 """Older References are dropped: the thread stays whole with the newest dozen."""
 
+_REPLY_TOKEN = re.compile(rf"\+({TOKEN_PATTERN})@")
 _GAME_MESSAGE_ID = re.compile(rf"^<({TOKEN_PATTERN})\.(\d+)-(\d+)\.[0-9a-f]+@[^<>\s]+>$")
 
 
@@ -98,6 +101,14 @@ def parse_game_message_id(message_id: str | None) -> GameStamp | None:
     if match is None:
         return None
     return GameStamp(match.group(1), int(match.group(2)), int(match.group(3)))
+
+
+def reply_token_of(raw: bytes) -> str | None:
+    """The token in the Reply-To of one of our own stored mails (None: it has none), read from
+    its header alone."""
+    reply_to = BytesHeaderParser(policy=default_policy).parsebytes(raw).get("Reply-To", "")
+    found = _REPLY_TOKEN.search(str(reply_to))
+    return None if found is None else found.group(1)
 
 
 def compose(letter: Letter, service_address: str, service_name: str, now: datetime) -> EmailMessage:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pbem.mail.dkim import DkimSigner
-from pbem.mail.reading import message_id_of
+from pbem.mail.headers import message_id_of
 from pbem.mail.sources import ensure_maildir
 
 

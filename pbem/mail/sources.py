@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pbem.mail.reading import message_id_of
+from pbem.mail.headers import message_id_of
 
 
 log = logging.getLogger(__name__)

@@ -56,7 +56,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pbem.config import WebConfig
-from pbem.mail.reading import TOKEN_PATTERN
+from pbem.mail.headers import TOKEN_PATTERN
 from pbem.commands import TOURNAMENT_CODE, WATCH_CODE_PATTERN
 from pbem.render.templating import LANGUAGES
 from pbem.render.views import (FrontView, LadderPageView, PageAction, PageOutcome, PageResult, PageView,

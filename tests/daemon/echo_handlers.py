@@ -18,7 +18,7 @@ from sqlmodel import Session
 
 from pbem.config import load_config
 from pbem.daemon.scheduler import configure_logging, serve
-from pbem.mail.reading import sender_and_subject
+from pbem.mail.headers import sender_and_subject
 from pbem.store.mail_records import InboundMail, InboundState, queue_mail
 
 SERVICE = "backgammon@localhost"

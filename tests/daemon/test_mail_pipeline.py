@@ -16,7 +16,7 @@ import echo_handlers
 from pbem.cli import main
 from pbem.daemon.pipeline import MailPipeline, Outcome, retry_delay
 from pbem.mail.sinks import MaildirSink
-from pbem.mail.reading import message_id_of
+from pbem.mail.headers import message_id_of
 from pbem.mail.sources import DONE_FOLDER, FAILED_FOLDER, MaildirSource
 from pbem.store.db import make_engine, session_scope, utc_now
 from pbem.store.mail_records import InboundMail, InboundState, OutboundGivenUp, OutboundMail, queue_mail

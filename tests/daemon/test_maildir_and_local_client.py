@@ -14,7 +14,7 @@ import pytest
 
 from pbem.cli import main
 from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir, list_outbox, quote
-from pbem.mail.reading import message_id_of
+from pbem.mail.headers import message_id_of
 from pbem.mail.sinks import MaildirSink, outbox_file_name
 from pbem.mail.sources import DONE_FOLDER, FAILED_FOLDER, MaildirSource
 from pbem.store.db import session_scope, utc_now

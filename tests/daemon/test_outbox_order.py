@@ -20,7 +20,7 @@ from email.policy import default as default_policy
 from sqlmodel import Session, select
 
 from pbem.daemon.pipeline import OWN_ANSWER_LEASE, MailPipeline
-from pbem.mail.reading import message_id_of
+from pbem.mail.headers import message_id_of
 from pbem.mail.sources import MaildirSource
 from pbem.service.pages.reports import status_report
 from pbem.store.db import session_scope

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pbem.mail.authentication import sender_authenticated
-from pbem.mail.reading import ReadingContext, read_mail
+from pbem.mail.reading import read_mail
+from pbem.mail.replies import ReadingContext
 
 TRUSTED = "mx.pbem.example"
 ANNA = "anna@example.org"

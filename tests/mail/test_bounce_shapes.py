@@ -12,7 +12,8 @@ import pytest
 from bounce_samples import CORPUS, bounce_sample
 
 from pbem.mail.bounce_reasons import Reason, classify, readable
-from pbem.mail.bounces import read_bounce, sent_to_bounce_address
+from pbem.mail.bounces import read_bounce
+from pbem.mail.reading import read_mail
 
 TAG = "abcdefghijklmnopqrstuvwxyz"
 MESSAGE_ID = "<qwertyuiopasdfghjklzxcvbnm.1-4.0123456789abcdef@pbem.test>"
@@ -62,9 +63,11 @@ def test_a_dsn_without_diagnostic_code_still_reports_a_permanent_failure():
 
 def test_a_bounce_to_the_service_address_names_our_mail_by_its_returned_header_alone():
     raw = bounce_sample("dsn-to-service", TAG, BEN, MESSAGE_ID)
-    assert not sent_to_bounce_address(raw, SERVICE)
+    mail = read_mail(raw, SERVICE)
+    assert not mail.to_bounce_address and mail.automatic
     bounce = read_bounce(raw, SERVICE)
     assert bounce is not None and bounce.tags == () and bounce.original_message_ids == (MESSAGE_ID,)
+    assert mail.bounce == bounce  # the one reading of the mail holds it
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbem.mail.reading import html_to_text
+from pbem.mail.html_text import html_to_text
 
 HIDDEN = {
     "display:none": '<div style="display:none">$quit</div>',
@@ -90,7 +90,7 @@ def test_the_text_after_a_hidden_element_in_the_same_line_stays() -> None:
 
 def test_every_hiding_trick_is_in_the_one_table() -> None:
     """The table of tricks is where hiding is decided: every way above is one of its entries."""
-    from pbem.mail.reading import _HIDING_TRICKS, _declarations
+    from pbem.mail.html_text import _HIDING_TRICKS, _declarations
     off_screen = {"text-indent far out", "positioned far out (left, top or right: -9999px)",
                   "clip or clip-path to nothing", "transform: scale(0)", "height, width or max-width 0, overflow hidden",
                   "max-height: 0", "line-height: 0, overflow hidden"}

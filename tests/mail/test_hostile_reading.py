@@ -10,17 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pbem.commands import is_command_line, parse_commands
-from pbem.mail.reading import (
-    MAX_CONTAINERS,
-    MAX_NEW_LINES,
-    ReadingContext,
-    UnreadableMail,
-    message_id_of,
-    read_mail,
-    recorded_sender_and_subject,
-    sender_and_subject,
-    unflow,
-)
+from pbem.mail.headers import MAX_CONTAINERS, UnreadableMail, message_id_of, sender_and_subject
+from pbem.mail.reading import read_mail, recorded_sender_and_subject
+from pbem.mail.replies import MAX_NEW_LINES, ReadingContext, unflow
 
 SERVICE_ADDRESS = "backgammon@example.org"
 TOKEN = "k7m2q4xw3pa5rb6cd2ef7gh3ij"
@@ -167,7 +159,7 @@ def test_message_ids_with_encoded_words_are_never_taken() -> None:
                f"References: <ok@example.org> {injected}")
     mail = read_mail(_raw("roll", headers), CONTEXT)
     assert mail.message_id.endswith("@pbem.invalid>")
-    assert mail.in_reply_to is None and mail.references == ["<ok@example.org>"]
+    assert mail.in_reply_to is None and mail.references == ("<ok@example.org>",)
 
 
 def test_message_ids_with_control_characters_are_never_taken() -> None:
@@ -176,7 +168,7 @@ def test_message_ids_with_control_characters_are_never_taken() -> None:
     raw = _raw("roll", headers)
     mail = read_mail(raw, CONTEXT)
     assert mail.message_id.endswith("@pbem.invalid>") and mail.message_id == message_id_of(raw)
-    assert mail.in_reply_to is None and mail.references == ["<ok@example.org>"]
+    assert mail.in_reply_to is None and mail.references == ("<ok@example.org>",)
 
 
 @pytest.mark.parametrize(

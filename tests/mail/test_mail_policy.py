@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from pbem.mail import composing
 from pbem.mail.composing import Attachment, InlineImage, Letter, compose
 from pbem.mail.policy import MAIL_POLICY, MailMessage
-from pbem.mail.reading import is_safe_message_id
+from pbem.mail.headers import is_safe_message_id
 from pbem.store.mail_records import _mail_bytes
 
 SENT = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)

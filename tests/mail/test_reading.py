@@ -10,17 +10,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from pbem.commands import Accept, Double, Move, Note, Rematch, Roll, Take, is_command_line, parse_commands
-from pbem.mail.reading import (
-    TOKEN_PATTERN,
-    ReadingContext,
-    UnreadableMail,
-    html_to_text,
-    new_text,
-    new_token,
-    read_mail,
-    reply_address,
-    subject_text,
-)
+from pbem.mail.headers import TOKEN_PATTERN, UnreadableMail, new_token, reply_address, subject_text
+from pbem.mail.html_text import html_to_text
+from pbem.mail.reading import read_mail
+from pbem.mail.replies import ReadingContext, new_text
 from pbem.mail.composing import game_message_id
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -55,7 +48,7 @@ def test_a_reply_yields_only_what_the_player_newly_wrote(
 ) -> None:
     mail = read_mail((FIXTURES / fixture).read_bytes(), SERVICE)
     assert mail.new_text == expected_text
-    assert mail.reply_tokens == expected_tokens
+    assert list(mail.reply_tokens) == expected_tokens
     assert mail.automatic is None
     assert not any(line in mail.new_text + "\n" for line in SERVICE_LINES)
 
@@ -68,14 +61,14 @@ def test_headers_are_decoded_and_addresses_lower_cased() -> None:
     assert mail.subject == "AW: Anna bietet dir einen Doppel an"
     assert mail.message_id == "<000001dab5a1$4c3f2e10$e4bd8a30$@firma.example.de>"
     assert mail.in_reply_to == f"<{T2}.2c3d4e5f6a7b8c9d@example.org>"
-    assert mail.references == []
+    assert mail.references == ()
     assert mail.size == len(raw)
     gmail = read_mail((FIXTURES / "gmail_en.eml").read_bytes(), SERVICE)
     assert gmail.sender == "bob.beispiel@gmail.com"
-    assert gmail.references == [
+    assert gmail.references == (
         f"<{T1}.0a1b2c3d4e5f6a7b@example.org>",
         f"<{T1}.1b2c3d4e5f6a7b8c@example.org>",
-    ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -161,12 +154,12 @@ def test_tokens_come_from_addresses_then_in_reply_to_then_references_newest_firs
         f"In-Reply-To: <{t3}.x1@example.org>\n"
         f"References: <{t4}.x0@example.org> <CAJ123@mail.gmail.com>\n <{t3}.x1@example.org>"
     )
-    assert read_mail(_mail(headers), SERVICE).reply_tokens == [T1, T2, t3, t4]
+    assert read_mail(_mail(headers), SERVICE).reply_tokens == (T1, T2, t3, t4)
 
 
 def test_a_mail_without_any_token_has_no_candidates() -> None:
     mail = read_mail(_mail(PERSON + "\nIn-Reply-To: <CAJ123@mail.gmail.com>"), SERVICE)
-    assert mail.reply_tokens == []
+    assert mail.reply_tokens == ()
     assert mail.in_reply_to == "<CAJ123@mail.gmail.com>"
 
 
@@ -178,7 +171,7 @@ def test_the_composing_helpers_round_trip_through_reading(data: st.DataObject) -
         f"From: bob@example.com\nTo: {reply_address(SERVICE_ADDRESS, token)}\n"
         f"In-Reply-To: {game_message_id(other, (1, 2), 'example.org')}"
     )
-    assert read_mail(_mail(headers), SERVICE).reply_tokens == list(dict.fromkeys([token, other]))
+    assert read_mail(_mail(headers), SERVICE).reply_tokens == tuple(dict.fromkeys([token, other]))
 
 
 def test_new_tokens_are_well_formed_and_unique() -> None:

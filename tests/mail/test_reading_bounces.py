@@ -6,8 +6,9 @@ import pytest
 from bounce_samples import PERMANENT, bounce_sample
 
 from pbem.addresses import bounce_address
-from pbem.mail.bounces import read_bounce, sent_to_bounce_address
+from pbem.mail.bounces import read_bounce
 from pbem.mail.local_client import compose_mail
+from pbem.mail.reading import read_mail
 
 TAG = "abcdefghijklmnopqrstuvwxyz"
 MESSAGE_ID = "<qwertyuiopasdfghjklzxcvbnm.1-4.0123456789abcdef@pbem.test>"
@@ -60,8 +61,9 @@ def test_a_mail_that_is_no_bounce_is_none(text):
     mail = compose_mail("Ben <ben@example.net>", bounce_address(SERVICE, TAG), "Re: your mail", text)
     mail["Auto-Submitted"] = "auto-replied"
     assert read_bounce(mail.as_bytes(), SERVICE) is None
-    assert sent_to_bounce_address(mail.as_bytes(), SERVICE)
-    assert not sent_to_bounce_address(mail.as_bytes(), "other@pbem.test")
+    read = read_mail(mail.as_bytes(), SERVICE)
+    assert read.to_bounce_address and read.automatic and read.bounce is None
+    assert not read_mail(mail.as_bytes(), "other@pbem.test").to_bounce_address
 
 
 @pytest.mark.parametrize("damage", [

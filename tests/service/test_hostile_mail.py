@@ -11,7 +11,7 @@ from mail_clients import _quoted, _reply_headers
 from post_office import prose_of, LoadedDice, Player, PostOffice, acts, check_answers, is_confirmation, text_of, token_of
 
 from pbem.mail.local_client import compose_mail, compose_reply
-from pbem.service.mailroom.inbox import safe_note
+from pbem.service.mailroom.senders import safe_note
 from pbem.store.mail_records import InboundState
 
 ATTRIBUTIONS = [line.split("\t") for line in
@@ -319,7 +319,7 @@ def test_every_mail_is_recorded_with_the_sender_and_subject_of_its_header(config
     read with those of its raw header: both as ``sender_and_subject`` gives them."""
     from sqlmodel import Session, select
 
-    from pbem.mail.reading import sender_and_subject
+    from pbem.mail.headers import sender_and_subject
     from pbem.store.mail_records import InboundMail
 
     office = PostOffice(config, LoadedDice(seed=1))

@@ -289,12 +289,13 @@ def test_the_helps_wrapped_rows_continue_under_their_description(mails) -> None:
 def test_the_kept_text_of_a_mail_is_the_text_part_it_was_sent_with(mails):
     """A reply's quote is recognised from the text this process kept of the mail it answers;
     that must be exactly the text part a reader gets from the mail itself."""
-    from pbem.service.mailroom.inbox import _SENT_TEXTS, _quotable
+    from pbem.mail.replies import quotable
+    from pbem.service.mailroom.post import SENT_TEXTS
 
     for kind, message in mails[1].items():
-        kept = _SENT_TEXTS.get(str(message["Message-ID"]))
+        kept = SENT_TEXTS.get(str(message["Message-ID"]))
         html = message.get_body(preferencelist=("html",))
-        assert kept is not None and kept == _quotable(text_of(message), html and html.get_content()), kind
+        assert kept is not None and kept == quotable(text_of(message), html and html.get_content()), kind
         assert kept.startswith(text_of(message)), kind
 
 

@@ -13,7 +13,7 @@ from datetime import timedelta
 from sqlmodel import col, select
 
 from pbem import commands
-from pbem.mail.reading import new_token
+from pbem.mail.headers import new_token
 from pbem.render.views import EventKind, Notice
 from pbem.rules import ladder as ladder_rules
 from pbem.rules.scoring import Format

@@ -40,25 +40,11 @@ from pbem.service.table.letters import undeliverable
 from pbem.service.table.tables import Table
 from pbem.store.game_records import (AccountConfirmation, MatchRecord, MatchStatus, Player, TournamentEntry,
                                      TournamentRecord, TournamentStatus)
-from pbem.mail.reading import new_token, reply_address
+from pbem.mail.headers import new_token, reply_address
 
 log = logging.getLogger(__name__)
 
 CODE_LENGTH = 6
-
-
-def apply(talk: Conversation, command: commands.TournamentNew | commands.TournamentAction
-          | commands.TournamentInvite | commands.TournamentShow) -> None:
-    """Carry out one tournament command of a mail."""
-    match command:
-        case commands.TournamentNew():
-            open_tournament(talk, command)
-        case commands.TournamentAction():
-            act(talk, command)
-        case commands.TournamentInvite():
-            invite(talk, command)
-        case commands.TournamentShow():
-            show(talk, command)
 
 
 def open_tournament(talk: Conversation, command: commands.TournamentNew) -> None:

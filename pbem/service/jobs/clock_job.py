@@ -26,7 +26,7 @@ from pbem.render.views import EventKind, Notice
 from pbem.rules import game as rules
 from pbem.rules.clock import Alarm, due_alarm, next_alarm_at, time_left
 from pbem.service.games import play
-from pbem.service.mailroom.inbox import send_letters
+from pbem.service.mailroom.post import send_letters
 from pbem.service.table import clocks
 from pbem.service.table.conversation import Conversation
 from pbem.service.table.dice import SEEDED_DICE, DiceRoller

@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from pbem.config import Config
 from pbem.periodic import PeriodicJob
 from pbem.service.games import ladder_standing
-from pbem.service.mailroom.inbox import send_letters
+from pbem.service.mailroom.post import send_letters
 from pbem.service.table.conversation import Conversation
 from pbem.service.table.dice import SEEDED_DICE
 from pbem.service.table.news import last_mail_of

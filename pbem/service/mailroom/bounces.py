@@ -24,8 +24,6 @@ from __future__ import annotations
 import logging
 import re
 from datetime import datetime, time
-from email.parser import BytesHeaderParser
-from email.policy import default as default_policy
 
 from sqlmodel import Session, col, select
 
@@ -33,7 +31,7 @@ from pbem.addresses import ADDRESS_PATTERN
 from pbem.config import Config
 from pbem.mail.bounce_reasons import HARD, SERVICE_SIDE, readable
 from pbem.mail.bounces import Bounce, Failure
-from pbem.mail.reading import TOKEN_PATTERN
+from pbem.mail.composing import reply_token_of
 from pbem.render.views import Notice
 from pbem.service.table.conversation import Conversation
 from pbem.service.table.dice import SEEDED_DICE
@@ -46,7 +44,6 @@ from pbem.store.mail_records import DeliveryFailure, OutboundMail
 log = logging.getLogger(__name__)
 
 _ADDRESS = re.compile(ADDRESS_PATTERN, re.IGNORECASE)
-_REPLY_TOKEN = re.compile(rf"\+({TOKEN_PATTERN})@")
 
 
 def apply_bounce(session: Session, bounce: Bounce, config: Config, now: datetime) -> tuple[str, list[Conversation]]:
@@ -168,9 +165,8 @@ def _tournament_invitation_failed(session: Session, outbound: OutboundMail, play
                                   failure: Failure, config: Config, now: datetime) -> list[Conversation]:
     """A tournament invitation (a mail of no match, whose Reply-To holds the invitee's held
     ``tournament join CODE``) that bounced: its organiser is told, as an inviter is."""
-    reply_to = BytesHeaderParser(policy=default_policy).parsebytes(outbound.raw).get("Reply-To", "")
-    token = _REPLY_TOKEN.search(str(reply_to))
-    held = None if token is None else session.get(AccountConfirmation, token.group(1))
+    token = reply_token_of(outbound.raw)
+    held = None if token is None else session.get(AccountConfirmation, token)
     if held is None or held.player_id != player.id or held.confirmed_at is not None:
         return []
     codes = [line.removeprefix("tournament join ") for line in held.commands if line.startswith("tournament join ")]

@@ -4,11 +4,13 @@
 inside the transaction the pipeline commits, so the state change and the answers it queues
 are stored together or not at all.  The order of the work:
 
-1. read the mail within bounded work (sender, game token, new text); never answer automatic
-   or unreadable mail, and read nothing but the header of a mail over ``max_mail_bytes``;
-2. find the game by the reply token (the match locked, its seats and players read with it:
-   the token holder's mail needs no statement of its own for its sender), and make sure the
-   token belongs to the sender;
+1. read the mail once, within bounded work (:mod:`.incoming`: one
+   :class:`~pbem.mail.reading.IncomingMail`, its commands parsed once); never answer automatic
+   or unreadable mail (a bounce among them is recorded), and read nothing but the header of a
+   mail over ``max_mail_bytes``;
+2. find the game by the reply token (:mod:`.threads`; the match locked, its seats and players
+   read with it: the token holder's mail needs no statement of its own for its sender), and
+   make sure the token belongs to the sender;
 3. recognise a reply to an older mail of the game (by In-Reply-To, else by the newest of the
    game's mails its References name): it may not change the game;
 4. run the commands in the order written: help, board, games and ratings once per mail;
@@ -16,112 +18,49 @@ are stored together or not at all.  The order of the work:
    their mailbox (a token of theirs, else a confirmation mail they answer) or that the
    operator's own mail server vouches for the From address (``[imap] trusted_authserv_id``);
    notes only without service addresses or tokens;
-5. word the news into letters, queue them, and remember them in each player's thread; a mail
-   that proves nothing is answered within the same daily limit as confirmation requests
+5. word the news into letters, queue them (:mod:`.post`), and remember them in each player's
+   thread; a mail that proves nothing is answered within the same daily limit as confirmation requests
    (:func:`_may_answer_unproven`), so forged mails cannot make the service mail anyone.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-import threading
-import typing
-from collections import OrderedDict
-from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
-from email.message import EmailMessage
-from email.parser import BytesParser
-from email.policy import default as default_policy
-from functools import partial
-from urllib.parse import unquote
 
-from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
-from pbem import commands, names
-from pbem.config import LANGUAGES, Config
-from pbem.mail.composing import GameStamp, compose, parse_game_message_id
-from pbem.mail.reading import (MAX_HTML_CHARS, TOKEN_PATTERN, IncomingMail, ReadingContext, UnreadableMail,
-                               html_to_text, new_token, read_mail, recorded_sender_and_subject, refused_copy,
-                               subject_text)
+from pbem import commands
+from pbem.config import Config
+from pbem.mail.headers import UnreadableMail, new_token, refused_copy
+from pbem.mail.reading import IncomingMail, recorded_sender_and_subject
 from pbem.render.views import Notice
-from pbem.mail.bounces import read_bounce, sent_to_bounce_address
-from pbem.service.competitions import ladders
-from pbem.service.competitions import tournaments
-from pbem.service.games import play
-from pbem.service.mailroom import bounces
-from pbem.service.people import account
+from pbem.service.mailroom import bounces, handlers
+from pbem.service.mailroom.handlers import Scope
+from pbem.service.mailroom.incoming import Incoming, read_incoming
+from pbem.service.mailroom.post import send_letters
+from pbem.service.mailroom.senders import honest_name
+from pbem.service.mailroom.threads import answers_older_mail, find_table, named_table, seated_sender
 from pbem.service.people import invitations
-from pbem.service.table import clocks
-from pbem.service.table.assistant import NAMES as ASSISTANT_NAMES
 from pbem.service.table.conversation import Conversation
 from pbem.service.table.dice import SEEDED_DICE, DiceRoller
-from pbem.service.table.letters import undeliverable
 from pbem.service.table.news import Answering
-from pbem.service.table.tables import Table, table_for_token
+from pbem.service.table.tables import Table
 from pbem.service.watching import watchers
 from pbem.store.db import utc_now
-from pbem.store.game_records import AccountConfirmation, MatchStatus, Player, Seat
-from pbem.store.mail_records import InboundMail, InboundState, OutboundMail, queue_mail
+from pbem.store.game_records import AccountConfirmation, Player
+from pbem.store.mail_records import InboundMail, InboundState
 
 log = logging.getLogger(__name__)
 
-_GAME_COMMANDS = (
-    commands.Move, commands.Roll, commands.Double, commands.Take, commands.Drop, commands.Beaver,
-    commands.Resign, commands.OfferResignation, commands.Remis,
-)
-_ONCE_PER_MAIL = (commands.Help, commands.Board, commands.Games, commands.Ratings, commands.Credits)
-"""Answers that a mail gets once, however often it asks: 20,000 ``help`` lines get one help."""
-_NEEDS_PROOF: tuple[type[commands.Command], ...] = (
-    commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Invite, commands.Autoroll,
-    commands.Copies, commands.Automove, commands.Greedy, commands.TournamentNew, commands.TournamentAction,
-    commands.TournamentInvite, commands.LadderNew, commands.LadderJoin, commands.LadderChallenge, commands.LadderLeave,
-    commands.Watch, commands.PlayAssistant)
+_GAME_COMMANDS = handlers.types(Scope.GAME)
+_ONCE_PER_MAIL = handlers.types(once_per_mail=True)
+_NEEDS_PROOF = handlers.types(needs_proof=True)
 """Account commands, invitations (which start rated games on a clock in the sender's name),
 ``watch`` (the service then mails that address after each move) and ``play assistant`` (a game
 whose mails go to that address): taken only from a mail that proves the sender reads their
 mailbox."""
 CONFIRMATION_VALID = timedelta(days=7)
-MAX_NOTE_CHARS = 2000
-"""A personal note is passed on up to this length."""
-_QUOTED_LOOKUPS = 5
-TEXTS_KEPT = 2048
-"""How many texts (and HTML parts) of our own recent mails are kept, to spare parsing them again
-when a reply quotes one (about 5 kB each)."""
-
-
-class _SentTexts:
-    """The text and HTML parts of the mails this process queued lately, by Message-ID (a reply
-    quotes the last one; another daemon's, or an older one, is read from its stored mail)."""
-
-    def __init__(self, size: int) -> None:
-        self._texts: OrderedDict[str, tuple[str, str | None]] = OrderedDict()
-        self._size = size
-        self._lock = threading.Lock()
-
-    def keep(self, message_id: str, text: str, html: str | None) -> None:
-        with self._lock:
-            # the text as set_content stores it
-            self._texts[message_id] = ("".join(line + "\n" for line in text.splitlines()), html)
-            while len(self._texts) > self._size:
-                self._texts.popitem(last=False)
-
-    def get(self, message_id: str) -> str | None:
-        with self._lock:
-            kept = self._texts.get(message_id)
-        return None if kept is None else _quotable(*kept)
-
-
-def _quotable(text: str, html: str | None) -> str:
-    """What a reply may quote of one of our mails: its text part, then the text its HTML part
-    shows (laid out as an HTML reply is read), so that either, quoted without markers, is known
-    by its run of lines (:class:`pbem.mail.reading.OwnText`)."""
-    return text if html is None else f"{text}\n\n{html_to_text(html[:MAX_HTML_CHARS])}\n"
-
-
-_SENT_TEXTS = _SentTexts(TEXTS_KEPT)
-_TOKEN_WORD = re.compile(rf"(?<![a-z0-9]){TOKEN_PATTERN}(?![a-z0-9])")
 
 
 def handle_mail(
@@ -130,29 +69,29 @@ def handle_mail(
 ) -> None:
     """Apply one mail; see the module docstring."""
     try:
-        mail = read_mail(raw, _reading_context(session, config))
+        mail = read_incoming(session, raw, config)
     except UnreadableMail as unreadable:
         inbound.state, inbound.reason = InboundState.IGNORED, f"unreadable mail: {unreadable.reason}"
         inbound.raw = refused_copy(raw)
         return
     inbound.sender, inbound.subject = recorded_sender_and_subject(mail)
-    if mail.automatic or sent_to_bounce_address(raw, config.service.address):
-        _automatic(session, raw[:config.limits.max_mail_bytes], inbound, mail, config, now or utc_now())
+    if mail.automatic or mail.to_bounce_address:
+        _automatic(session, inbound, mail, config, now or utc_now())
         inbound.raw = refused_copy(raw)
         return
     if invitations.is_service_address(mail.sender, config.service.address):
         inbound.state, inbound.reason = InboundState.IGNORED, "mail from the service itself"
         return
-    named = None if mail.too_large else _named_table(session, mail)
-    sender = _seated_sender(named, mail.sender) or invitations.player_for(session, mail.sender)
-    talk = Conversation(session, config, sender, Answering(mail.message_id, tuple(mail.references)), dice,
-                        now or utc_now(), written_language=_language_of(mail))
+    named = None if mail.too_large else named_table(session, mail)
+    sender = seated_sender(named, mail.sender) or invitations.player_for(session, mail.sender)
+    talk = Conversation(session, config, sender, Answering(mail.message_id, mail.references), dice,
+                        now or utc_now(), written_language=mail.language)
     if mail.too_large:
         inbound.raw = refused_copy(raw)
         talk.say_template(Notice.TOO_LARGE, limit=config.limits.max_mail_bytes // 1000)
         proven = mail.sender_authenticated
     else:
-        proven = _run(talk, mail, named)
+        proven = _run(talk, Incoming.of(mail), named)
     if not proven and not _may_answer_unproven(talk):
         inbound.reason = "no answer: a mail without proof of its sender, over the daily limit of such answers"
         log.info("inbox %s: answer to %s dropped (%s)", mail.message_id, talk.sender.address, inbound.reason)
@@ -162,8 +101,7 @@ def handle_mail(
     send_letters(talk)
 
 
-def _automatic(session: Session, raw: bytes, inbound: InboundMail, mail: IncomingMail, config: Config,
-               now: datetime) -> None:
+def _automatic(session: Session, inbound: InboundMail, mail: IncomingMail, config: Config, now: datetime) -> None:
     """A mail no person wrote is never answered; a bounce of one of ours is recorded, and a
     request to its sender's own List-Unsubscribe address carried out."""
     if _unsubscribes_automatically(session, mail):
@@ -172,7 +110,7 @@ def _automatic(session: Session, raw: bytes, inbound: InboundMail, mail: Incomin
                           "List-Unsubscribe address: no invitations")
         log.info("inbox %s: %s", mail.message_id, inbound.reason)
         return
-    bounce = read_bounce(raw, config.service.address)
+    bounce = mail.bounce
     if bounce is None:
         inbound.state = InboundState.IGNORED
         inbound.reason = f"automatic mail: {mail.automatic or 'sent to a bounce address, but no bounce'}"
@@ -198,51 +136,14 @@ def _unsubscribes_automatically(session: Session, mail: IncomingMail) -> bool:
     return True
 
 
-def _language_of(mail: IncomingMail) -> str | None:
-    """The mail's language: its Content-Language when that is one of ours, else its words."""
-    if mail.language_hint in LANGUAGES:
-        return mail.language_hint
-    return commands.written_in(mail.new_text, subject_text(mail.subject))
-
-
-def _reading_context(session: Session, config: Config) -> ReadingContext:
-    return ReadingContext(
-        service_address=config.service.address,
-        service_name=config.service.name,
-        max_bytes=config.limits.max_mail_bytes,
-        is_command=commands.is_command_line,
-        quoted_text=partial(_our_text, session, config.service.address),
-        trusted_authserv_id=config.imap.trusted_authserv_id if config.imap is not None else None,
-    )
-
-
-def _our_text(session: Session, service_address: str, message_ids: Sequence[str]) -> str | None:
-    """The text (see :func:`_quotable`) of the newest of our own mails among ``message_ids``
-    (newest first)."""
-    domain = "@" + service_address.rpartition("@")[2].lower() + ">"
-    ours = [message_id for message_id in message_ids if message_id.lower().endswith(domain)][:_QUOTED_LOOKUPS]
-    for message_id in ours:
-        kept = _SENT_TEXTS.get(message_id)
-        if kept is not None:
-            return kept
-        raw = session.exec(select(OutboundMail.raw).where(OutboundMail.message_id == message_id)).first()
-        if raw is not None:
-            message = BytesParser(policy=default_policy).parsebytes(raw)
-            assert isinstance(message, EmailMessage)
-            body, html = message.get_body(preferencelist=("plain",)), message.get_body(preferencelist=("html",))
-            if body is None:
-                return None
-            return _quotable(str(body.get_content()), None if html is None else str(html.get_content()))
-    return None
-
-
-def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None) -> bool:
+def _run(talk: Conversation, incoming: Incoming, named: tuple[Table, int] | None) -> bool:
     """Carry out the mail's commands; returns whether the mail proves its sender."""
-    found = _find_table(talk, mail, named)
+    mail = incoming.mail
+    found = find_table(talk, mail, named)
     table, seat = found if found else (None, None)
     confirmation = _confirmation(talk, mail) if found is None else None
-    stale = found is not None and _answers_older_mail(mail, *found)
-    parsed = _once_each(commands.parse_commands(mail.new_text, subject_text(mail.subject)))
+    stale = found is not None and answers_older_mail(mail, *found)
+    parsed = _once_each(list(incoming.commands))
     unsubscribing = _unsubscribes(talk, mail)  # also when threaded under the invitation (its token)
     if unsubscribing and not any(isinstance(command, commands.Stop) for command in parsed):
         parsed.insert(0, commands.Stop())
@@ -286,9 +187,9 @@ def _run(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None
     unproven = [command for command in parsed if isinstance(command, needs_proof) and not proven]
     for command in parsed:
         if command not in unproven and not stopped:
-            _dispatch(talk, command, table, seat, stale)
+            handlers.dispatch(talk, command, table, seat, stale)
     if unproven:
-        _ask_for_confirmation(talk, _lines_needing_proof(mail, needs_proof))
+        _ask_for_confirmation(talk, incoming.lines_holding(needs_proof))
     if stopped:
         talk.answer_needed = False
     elif not parsed and confirmation is None and not watched:  # a watcher was told why nothing was done
@@ -309,20 +210,10 @@ def _confirm(talk: Conversation, confirmation: AccountConfirmation, parsed: list
     return _once_each([*held, *(command for command in parsed if not isinstance(command, commands.Confirm))])
 
 
-_HELD_WHEN_STOPPED = tuple(command for command in typing.get_args(commands.Command)
-                           if command not in (*_GAME_COMMANDS, commands.Accept, commands.Decline, commands.Rematch,
-                                              commands.Watchers, commands.Note, commands.CommandError,
-                                              commands.Confirm))
+_HELD_WHEN_STOPPED = handlers.types(Scope.SENDER)
 """What a mail without proof from an address that wrote ``stop`` may ask for, to be confirmed:
 every command that does something without a game (a game command, a note or an error, which
 would only be told that no game is named, gets no answer)."""
-
-
-def _lines_needing_proof(mail: IncomingMail, needs_proof: tuple[type, ...]) -> list[str]:
-    """The lines of the mail (or its subject) that hold a command needing proof, as written."""
-    lines = mail.new_text.splitlines() if mail.new_text.strip() else [subject_text(mail.subject)]
-    return [line.strip() for line in lines
-            if line.strip() and isinstance(next(iter(commands.parse_commands(line)), None), needs_proof)]
 
 
 def _once_each(parsed: list[commands.Command]) -> list[commands.Command]:
@@ -416,205 +307,3 @@ def _may_answer_unproven(talk: Conversation) -> bool:
     talk.session.add(AccountConfirmation(token=new_token(), player_id=talk.sender.id, commands=[],
                                          created_at=talk.now))
     return True
-
-
-def safe_note(text: str, service_address: str, tokens: Collection[str] = ()) -> str:
-    """A note without any line that holds a service address (with any +tag) or a token: a quote
-    line the reader did not recognise must never hand a player's reply address to the opponent.
-
-    Lines are read percent- and quoted-printable-decoded; a note that holds one of ``tokens``
-    (the writer's) anywhere, even split over lines or glued to other letters, is dropped whole.
-    """
-    local, _, domain = service_address.lower().rpartition("@")
-    address = re.compile(rf"(?<![\w.+-]){re.escape(local)}(?:\+[^@\s]*)?@{re.escape(domain)}")
-    flat = re.sub(r"[\s=]", "", unquote(text).lower())
-    if any(token in flat for token in tokens):
-        return ""
-    kept = [line for line in text.split("\n")
-            if not (address.search(decoded := unquote(line).lower()) or _TOKEN_WORD.search(decoded))]
-    note = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
-    return note if len(note) <= MAX_NOTE_CHARS else note[: MAX_NOTE_CHARS - 1] + "…"
-
-
-def _tokens_of(session: Session, player: Player) -> list[str]:
-    """Every game token ever given to ``player``."""
-    return list(session.exec(select(Seat.token).where(Seat.player_id == player.id)).all())
-
-
-def _named_table(session: Session, mail: IncomingMail) -> tuple[Table, int] | None:
-    """The match of the first of the mail's reply tokens that names one (locked, as
-    :func:`table_for_token` locks it) and the seat that token was given to; whose it is, is
-    :func:`_find_table`'s to judge."""
-    for token in mail.reply_tokens:
-        found = table_for_token(session, token)
-        if found is not None:
-            return found
-    return None
-
-
-def _seated_sender(named: tuple[Table, int] | None, address: str) -> Player | None:
-    """The player of the seat the mail's token names, when the mail comes from their address:
-    the sender's row is then read with the match, not by a statement of its own."""
-    if named is None:
-        return None
-    player = named[0].players[named[1]]
-    return player if player.address == address.lower() else None
-
-
-def _find_table(talk: Conversation, mail: IncomingMail, named: tuple[Table, int] | None) -> tuple[Table, int] | None:
-    """The game the mail answers (``named``: see :func:`_named_table`), if its token was given
-    to the sender.
-
-    A token that belongs to somebody else (a forwarded mail, a forged sender, a guess) finds
-    nothing: the mail is answered as if it named no game, and nothing of that game changes.
-    """
-    if named is None:
-        return None
-    table, seat = named
-    token = table.token(seat)
-    if table.players[seat].id == talk.sender.id:
-        for answered in _answered_game_mails(mail):
-            if answered.token != token:
-                other = table_for_token(talk.session, answered.token)
-                if other is not None and other[0].players[other[1]].id == talk.sender.id:
-                    talk.say_template(Notice.TWO_GAMES_NAMED)  # answers one game, addressed to another
-                    return None
-        return table, seat
-    log.warning("token of match %s used by %s, who does not hold it", table.id, talk.sender.address)
-    talk.say_template(Notice.FOREIGN_TOKEN)
-    return None
-
-
-def honest_name(session: Session, player: Player, name: str, config: Config) -> bool:
-    """Whether ``player`` may show ``name``: not when it passes for the service, the Assistant,
-    or a player (name or address) of any of ``player``'s games, so that nobody's mails read as
-    if someone else wrote them (:mod:`pbem.names`).  A name refused is ignored: the player keeps
-    the name they had, or, without one, their address's local part is shown."""
-    service_local = config.service.address.split("@", 1)[0]
-    taken = {names.skeleton(text) for text in (config.service.name, config.service.address, service_local,
-                                               *ASSISTANT_NAMES.values())}
-    opponent_seat, own_seat = aliased(Seat), aliased(Seat)
-    opponents = session.exec(
-        select(Player.name, Player.address).distinct()
-        .join(opponent_seat, col(opponent_seat.player_id) == Player.id)
-        .join(own_seat, col(own_seat.match_id) == col(opponent_seat.match_id))
-        .where(col(own_seat.player_id) == player.id, col(Player.id) != player.id)).all()
-    for other_name, other_address in opponents:
-        taken |= {names.skeleton(text) for text in (other_name, other_address, other_address.split("@", 1)[0]) if text}
-    return not names.passes_for(name, taken)
-
-
-def _answered_game_mails(mail: IncomingMail) -> list[GameStamp]:
-    """The game mails the mail says it answers: In-Reply-To, and the last game mail References
-    names (its parent, when a client sends References without In-Reply-To)."""
-    named = [parse_game_message_id(mail.in_reply_to),
-             next((stamp for message_id in reversed(mail.references)
-                   if (stamp := parse_game_message_id(message_id)) is not None), None)]
-    return [stamp for stamp in named if stamp is not None]
-
-
-def _answers_older_mail(mail: IncomingMail, table: Table, seat: int) -> bool:
-    """True when the mail replies to one of our game mails that showed an earlier state than the
-    newest this seat was sent.
-
-    The mail answered is In-Reply-To when that names one of this seat's game mails; when it is
-    missing or damaged, the newest of the game mails that References names stands for it.  A
-    player gets no mail for their own move or the opponent's roll (issue 20): their newest mail
-    still counts as current while the game goes on without them.
-    """
-    token = table.token(seat)
-    current = {table.stamp, *_newest_sent(table, seat)}
-    parent = parse_game_message_id(mail.in_reply_to)
-    if parent is not None and parent.token == token:
-        return (parent.game_number, parent.turn) not in current
-    stamps = [(stamp.game_number, stamp.turn) for message_id in mail.references
-              if (stamp := parse_game_message_id(message_id)) is not None and stamp.token == token]
-    return bool(stamps) and max(stamps) not in current
-
-
-def _newest_sent(table: Table, seat: int) -> list[tuple[int, int]]:
-    """The stamp of the newest game mail the seat was sent (its thread also holds its own mails)."""
-    token = table.token(seat)
-    for message_id in reversed(table.thread(seat)):
-        stamp = parse_game_message_id(message_id)
-        if stamp is not None and stamp.token == token:
-            return [(stamp.game_number, stamp.turn)]
-    return []
-
-
-def _dispatch(
-    talk: Conversation, command: commands.Command, table: Table | None, seat: int | None, stale: bool,
-) -> None:
-    match command:
-        case commands.Confirm(text=text):
-            _dispatch(talk, commands.Note(text), table, seat, stale)
-        case commands.Note(text=text):
-            text = safe_note(text, talk.config.service.address, _tokens_of(talk.session, talk.sender))
-            if table is not None and seat is not None and text:
-                table.leave_note(1 - seat, text)
-                talk.say_template(Notice.NOTE_PASSED_ON, table, opponent=table.players[1 - seat].display_name)
-        case commands.CommandError(line=line, code=code, details=details) if commands.about_no_game(line):
-            talk.invitation_apart = True  # about no existing game, whichever thread it was written in
-            talk.error(code, details, None, line=line)
-        case commands.CommandError(line=line, code=code, details=details):
-            talk.error(code, details, table, seat or 0, line=line)
-        case commands.Invite():
-            talk.invitation_apart = True
-            invitations.invite(talk, command)
-        case commands.TournamentNew() | commands.TournamentAction() | commands.TournamentInvite() \
-                | commands.TournamentShow():
-            talk.invitation_apart = True  # about the tournament, not the game whose thread it was written in
-            tournaments.apply(talk, command)
-        case commands.Accept() | commands.Decline() if (table is not None and seat is not None
-                                                        and table.status is MatchStatus.INVITED):
-            (invitations.accept if isinstance(command, commands.Accept) else invitations.decline)(talk, table, seat)
-        case commands.Rematch():
-            if table is None or seat is None:
-                talk.say_template(Notice.NO_GAME_NAMED)
-            else:
-                invitations.rematch(talk, table, seat)
-        case commands.Watchers(on=on):
-            watchers.set_watchers(talk, table, seat, on)
-        case commands.Watch():
-            talk.invitation_apart = True  # about the watched game, not the one whose thread it is written in
-            watchers.watch(talk, command)
-        case commands.Accept() | commands.Decline() | commands.Move() | commands.Roll() | commands.Double() \
-                | commands.Take() | commands.Drop() | commands.Beaver() | commands.Resign() | commands.Remis() \
-                | commands.OfferResignation():
-            if table is None or seat is None:
-                talk.say_template(Notice.NO_GAME_NAMED)
-                account.list_games(talk)
-            elif not stale:
-                play.apply_game_command(talk, table, seat, command)
-        case commands.LadderShow() | commands.LadderNew() | commands.LadderJoin() | commands.LadderChallenge() \
-                | commands.LadderLeave():
-            ladders.apply_ladder_command(talk, command)
-        case _:
-            account.apply_account_command(talk, command, table)
-
-
-def send_letters(talk: Conversation) -> None:
-    """Start the clocks of the turns this mail (or the clock job) began, then queue every letter
-    in this transaction and thread it into its recipient's thread."""
-    config = talk.config
-    for news in list(talk.news.values()):  # a tournament's next pairings add news of their own
-        if news.table.record.tournament_id is not None and news.table.status is MatchStatus.FINISHED:
-            tournaments.match_finished(talk, news.table)
-    for news in talk.news.values():
-        clocks.sync(news.table, config, talk.now)
-    for player, table, letter in talk.letters():
-        asks_proof = player.id == talk.sender.id and talk.reply_token is not None and letter.token == talk.reply_token
-        if undeliverable(player, config) and not asks_proof:
-            # A "please confirm" still goes: it is how the address's owner, writing a new mail,
-            # proves it reads it again (at most [limits] confirmations_per_day of them).
-            log.info("no mail to %s: it bounced %d times since its owner last wrote", player.address, player.bounces)
-            continue
-        message = compose(letter, config.service.address, config.service.name, talk.now)
-        queue_mail(talk.session, message, None if table is None else table.id)
-        _SENT_TEXTS.keep(str(message["Message-ID"]), letter.text, letter.html)
-        seat = None if table is None else table.seat_of(player)
-        if table is not None and seat is not None:
-            table.add_to_thread(seat, str(message["Message-ID"]))
-    watchers.send_watch_letters(talk)
-    for news in talk.news.values():
-        news.table.save(talk.session)

@@ -5,7 +5,7 @@ mails: it finds the match and the seat exactly as a reply does (:func:`table_for
 form is applied as a mail's game command is: in one transaction, with the match row locked
 (:func:`~pbem.service.table.tables.locked_match`, so several daemons never apply two moves to one
 game), through :func:`pbem.service.games.play.apply_game_command`, and the letters are queued by
-:func:`pbem.service.mailroom.inbox.send_letters`, as for a mail: the opponent's mail, and the sender's
+:func:`pbem.service.mailroom.post.send_letters`, as for a mail: the opponent's mail, and the sender's
 only where it says more than the page showed them (their turn again, an error, a note), as
 with ``copies off``.
 
@@ -47,7 +47,7 @@ from pbem.rules import prizes, scoring
 from pbem.rules.scoring import WinKind
 from pbem.service.games import play
 from pbem.service.mailroom.bounces import failures_of_match
-from pbem.service.mailroom.inbox import send_letters
+from pbem.service.mailroom.post import send_letters
 from pbem.service.pages import tournament_page
 from pbem.service.pages.ladder_page import ladder_page
 from pbem.service.pages.player_page import PlayerPages

@@ -18,7 +18,7 @@ from sqlmodel import Session, col, select
 from pbem import commands
 from pbem.addresses import is_person_address
 from pbem.config import Config
-from pbem.mail.reading import new_token
+from pbem.mail.headers import new_token
 from pbem.render.views import EventKind, Notice
 from pbem.rules import scoring
 from pbem.rules.prizes import Prize

@@ -13,7 +13,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from pbem.config import Config
-from pbem.mail.reading import new_token, reply_address
+from pbem.mail.headers import new_token, reply_address
 from pbem.render.templating import environment
 from pbem.render.views import EventKind, GameView
 from pbem.render.text_board import BoardView, LastMove, Who

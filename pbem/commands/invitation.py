@@ -1,0 +1,73 @@
+"""Invitations: a game with another player or the Assistant, and the answer to one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pbem.commands.base import CommandError, first, mail_address
+from pbem.commands.declaration import Declaration, HelpLine, Line, Row, alone
+from pbem.commands.options import GameOptions, game_options
+
+
+@dataclass(frozen=True)
+class Invite:
+    address: str
+    options: GameOptions = field(default_factory=GameOptions)
+
+
+@dataclass(frozen=True)
+class PlayAssistant:
+    options: GameOptions = field(default_factory=GameOptions)
+
+
+@dataclass(frozen=True)
+class Accept:
+    """accept/annehmen: an invitation, or a pending double (the service decides by context)."""
+
+
+@dataclass(frozen=True)
+class Decline:
+    """decline/ablehnen: an invitation, or drop a pending double (the service decides)."""
+
+
+def _invite(line: Line) -> Invite | CommandError:
+    arguments = line.arguments
+    address = first(arguments).removeprefix("mailto:").strip("<>,;")
+    if not mail_address(address):
+        return CommandError(line.text, "invite-address", first(arguments))
+    rest = arguments[1:]
+    if rest and rest[0].strip("<>[]()").removeprefix("mailto:") == address:
+        rest = rest[1:]  # Outlook's plain text repeats a linked address as <mailto:…>
+    options = game_options(line.text, rest)
+    return options if isinstance(options, CommandError) else Invite(address, options)
+
+
+def _play_assistant(line: Line) -> PlayAssistant | CommandError:
+    options = game_options(line.text, line.arguments)
+    return options if isinstance(options, CommandError) else PlayAssistant(options)
+
+
+_ANSWER = Row("`accept` / `decline`", "`annehmen` / `ablehnen`",
+              "answer an invitation (or, while a double is pending, take or drop it)")
+
+DECLARATIONS = (
+    Declaration(
+        Invite, ("invite",), ("einladen",), _invite,
+        HelpLine("invite anna@example.org", "einladen anna@example.org"),
+        (Row("`invite ADDRESS [format] [options]`", "`einladen`",
+             "formats `single`, `match N`, `money`, `games N`, and the prize formats for credits `prize games 3 "
+             "stake S`, `prize match 5 stake S`, `prize single rate R limit L` (`preis spiele 3 einsatz S`, `preis "
+             "partie 5 einsatz S`, `preis einzel satz R limit L`; see [Prize games and credits]"
+             "(#prize-games-and-credits)); options `clock 3d/14d`, `beaver`, `jacoby`, `stake N`, `unrated`, "
+             "`settle` (`abrechnen`; money and single games), `lang de`/`lang en`"),),
+        apart=True),
+    Declaration(
+        PlayAssistant, ("play assistant",), ("gegen assistent",), _play_assistant,
+        HelpLine("play assistant match 5", "gegen assistent match 5"),
+        (Row("`play assistant [format] [options]`", "`gegen assistent`",
+             "a game or match against the Assistant, starting at once (in a new mail: once you confirm)"),),
+        apart=True),
+    Declaration(Accept, ("accept",), ("annehmen",), alone(Accept()), HelpLine("accept", "annehmen"), (_ANSWER,)),
+    Declaration(Decline, ("decline", "reject"), ("ablehnen",), alone(Decline()), HelpLine("decline", "ablehnen"),
+                (_ANSWER,)),
+)
