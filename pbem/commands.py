@@ -28,6 +28,9 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
 ``unknown-option``
     a word after ``invite ADDRESS`` or ``play assistant`` that is no format or option;
     details: that word.
+``assistant-level``
+    ``play assistant WORD`` where WORD is neither a level (:data:`pbem.assistant.levels.WORDS`)
+    nor a format or option; details: that word.
 ``format-conflict``
     two formats in one invitation (``match 5 money``); details: the second format word.
 ``match-length``
@@ -127,6 +130,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from pbem.addresses import is_plain_address
+from pbem.assistant.levels import level_of
 from pbem.config import parse_duration
 from pbem.rules.notation import Numbering, looks_like_play
 from pbem.rules.prizes import MATCH_POINTS, SERIES_GAMES, Prize, PrizeKind, amount
@@ -216,7 +220,11 @@ class TournamentShow:
 
 @dataclass(frozen=True)
 class PlayAssistant:
+    """``play assistant [LEVEL] [options]``."""
+
     options: GameOptions = field(default_factory=GameOptions)
+    level: str | None = None
+    """The level's key (``beginner`` … ``world_class``); None: the service chooses."""
 
 
 @dataclass(frozen=True)
@@ -678,8 +686,7 @@ def _read_line(line: str) -> Command:
     if keyword in _TOURNAMENT_WORDS and arguments:
         return _tournament_command(line, arguments)
     if keyword in _PLAY_WORDS and arguments and arguments[0] in _ASSISTANT_WORDS:
-        options = _game_options(line, arguments[1:])
-        return options if isinstance(options, CommandError) else PlayAssistant(options)
+        return _play_assistant_command(line, arguments[1:])
     if keyword in _LADDER_WORDS and (ladder := _ladder_command(line, arguments)) is not None:
         return ladder
     if keyword in _WATCHERS_WORDS and len(arguments) <= 1:
@@ -692,6 +699,18 @@ def _read_line(line: str) -> Command:
     if looks_like_play(line):
         return Move(line)
     return Note(line)
+
+
+def _play_assistant_command(line: str, arguments: list[str]) -> Command:
+    """``play assistant [LEVEL] [options]``: a first word that is neither a level nor an option
+    is taken for a level the Assistant does not have."""
+    named = level_of(arguments)
+    options = _game_options(line, arguments[named[1]:] if named else arguments)
+    if isinstance(options, CommandError):
+        if not named and options.code == "unknown-option" and options.details == arguments[0]:
+            return CommandError(line, "assistant-level", arguments[0])
+        return options
+    return PlayAssistant(options, named[0] if named else None)
 
 
 def _first(arguments: list[str]) -> str:

@@ -26,7 +26,7 @@ from pbem.rules.rating import RatingKind
 from pbem.service import credits, ratings
 from pbem.service.account import game_rows
 from pbem.service.assistant import is_assistant
-from pbem.service.conversation import shown_name
+from pbem.service.conversation import seat_name, shown_name
 from pbem.service.ladder_standing import ladder_link
 from pbem.service.tables import Table
 from pbem.store.db import utc_now
@@ -87,7 +87,7 @@ def finished_rows(session: Session, player: Player, config: Config, language: st
         pending = any(job.done_at is None for job in reviews)
         combined = review.combine(results)["players"] if results and not pending else None
         rows.append(FinishedRow(
-            opponent=shown_name(table.players[1 - seat], language),
+            opponent=seat_name(table, 1 - seat, language),
             rules=table.score.rules,
             score=scoring.seen_from(table.score.points, seat),
             won=None if winner is None else winner == seat,

@@ -50,7 +50,7 @@ from pbem.render.views import EventKind
 from pbem.rules.game import Game
 from pbem.service.assistant import is_assistant
 from pbem.service.bounces import undeliverable
-from pbem.service.conversation import Event, games_link, last_mail_of, render_event, shown_name
+from pbem.service.conversation import Event, games_link, last_mail_of, render_event, seat_name, shown_name
 from pbem.service.tables import Table
 from pbem.store.db import make_engine, session_scope, utc_now
 from pbem.store.game_records import MatchRecord, MatchStatus, ReviewJob
@@ -228,7 +228,7 @@ def review_letter(session: Session, config: Config, table: Table, seat: int, num
     language = player.language or config.service.language
     context = {
         "me": shown_name(player, language),
-        "names": [shown_name(table.players[0], language), shown_name(table.players[1], language)],
+        "names": [seat_name(table, 0, language), seat_name(table, 1, language)],
         "number": number, "reviews": [render_event(event, table, seat, language) for event in events],
         "running": table.status is MatchStatus.RUNNING, "service": config.service,
         "web_link": None if config.web is None else config.web.link(table.token(seat)),

@@ -2,4 +2,4 @@
 names it without loading the database code (``tests/daemon/test_migrations.py`` holds it equal
 to the head of ``migrations/``)."""
 
-HEAD_REVISION = "0023"
+HEAD_REVISION = "0024"

@@ -184,6 +184,7 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
         _indexes_before_0020(connection)
         connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))  # 0023
+        connection.execute(text("ALTER TABLE matches DROP COLUMN assistant_level"))  # 0024
         connection.execute(text("UPDATE alembic_version SET version_num = '0019'"))
         for number, (casual, match) in enumerate(((1490.0, 0), (1510.0, 3), (1511.5, 5), (1500.0, 0))):
             connection.execute(text("INSERT INTO players (address, name, numbering, refuses_invitations, autoroll, "
@@ -220,6 +221,7 @@ def test_revision_0021_indexes_the_unsent_mails_by_match(engine):
         connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))
         connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))  # what 0022 adds
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))  # 0023
+        connection.execute(text("ALTER TABLE matches DROP COLUMN assistant_level"))  # 0024
         connection.execute(text("UPDATE alembic_version SET version_num = '0020'"))
     assert upgrade_schema(engine) == ("0020", head_revision())
     (index,) = [index for index in inspect(engine).get_indexes("outbound_mail")
@@ -247,6 +249,7 @@ def test_revision_0022_keeps_the_watchers_of_before_on_every_move(engine):
     with engine.begin() as connection:  # back to revision 0021, with a watcher
         connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))  # 0023
+        connection.execute(text("ALTER TABLE matches DROP COLUMN assistant_level"))  # 0024
         connection.execute(text("UPDATE alembic_version SET version_num = '0021'"))
         connection.execute(text("INSERT INTO watchers (match_id, player_id, since) VALUES (:match, :carol, "
                                 "'2030-01-01')"), ids)
@@ -266,13 +269,32 @@ def test_revision_0023_keeps_each_delivery_failures_reason(engine):
 
     with engine.begin() as connection:
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))
+        connection.execute(text("ALTER TABLE matches DROP COLUMN assistant_level"))  # 0024
         connection.execute(text("UPDATE alembic_version SET version_num = '0022'"))
         connection.execute(text("INSERT INTO delivery_failures (address, permanent, status, diagnostic, reported_at) "
                                 "VALUES ('ben@example.net', true, '5.1.1', 'user unknown', '2030-01-01')"))
-    assert upgrade_schema(engine) == ("0022", "0023")
+    assert upgrade_schema(engine) == ("0022", head_revision())
     with engine.connect() as connection:
         assert connection.execute(text("SELECT address, reason FROM delivery_failures")).all() == [
             ("ben@example.net", "")]
+
+
+def test_revision_0024_leaves_the_older_matches_against_the_assistant_at_its_strongest(engine):
+    """Issue 38: a match keeps the Assistant's level; one begun before has none, which the
+    Assistant plays at its strongest, as it did."""
+    from sqlalchemy import text
+
+    from pbem.store.db import upgrade_schema
+
+    with engine.begin() as connection:
+        connection.execute(text("ALTER TABLE matches DROP COLUMN assistant_level"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0023'"))
+        connection.execute(text("INSERT INTO matches (version, status, options, score, game_number, created_at, "
+                                "updated_at, alarms_given, dice_rolls) VALUES (1, 'playing', '{}', '{}', 1, "
+                                "'2030-01-01', '2030-01-01', 0, 0)"))
+    assert upgrade_schema(engine) == ("0023", head_revision())
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT assistant_level FROM matches")).all() == [(None,)]
 
 
 SCHEMA_1 = Path(__file__).resolve().parents[1] / "data" / "schema1"

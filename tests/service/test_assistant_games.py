@@ -81,9 +81,9 @@ def test_the_assistant_accepts_a_draw_only_when_it_is_behind(config, anna_ahead:
     assert game is not None
     text = text_of(anna.last)
     if drawn:
-        assert "Assistant accepted the draw." in text and game.result is not None and game.result.winner is None
+        assert "Assistant (world class) accepted the draw." in text and game.result is not None and game.result.winner is None
     else:
-        assert "Assistant declined the draw; the game goes on." in text
+        assert "Assistant (world class) declined the draw; the game goes on." in text
         assert game.result is None and game.draw_offer is None and game.to_act == 0
 
 
@@ -107,7 +107,7 @@ def test_the_assistant_accepts_a_resignation_only_when_it_gives_it_enough(config
     if accepted:
         assert game.result is not None and game.result.winner == 1 and game.result.kind == 1
     else:
-        assert "Assistant rejected the resignation; the game goes on." in text_of(anna.last)
+        assert "Assistant (world class) rejected the resignation; the game goes on." in text_of(anna.last)
         assert game.result is None and game.resign_offer is None and game.to_act == 0
 
 
