@@ -41,10 +41,10 @@ class Level:
 
 
 LEVELS: Final[tuple[Level, ...]] = (
-    Level("beginner", noise=0.16, max_loss=0.30),
-    Level("intermediate", noise=0.07, max_loss=0.14),
-    Level("advanced", noise=0.035, max_loss=0.07),
-    Level("expert", noise=0.012, max_loss=0.025),
+    Level("beginner", noise=0.08, max_loss=0.15),
+    Level("intermediate", noise=0.045, max_loss=0.09),
+    Level("advanced", noise=0.025, max_loss=0.05),
+    Level("expert"),
     Level("world_class"),
 )
 """Weakest first; the last is today's Assistant at the configured plies."""
