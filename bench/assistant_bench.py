@@ -2,7 +2,7 @@
 
     python bench/assistant_bench.py [--plies 1 2] [--matches 6] [--length 5] [--seed 1] [--judge 2]
                                     [--with-reviews] [--money [--games 12]] [--keep DIR] [--small]
-    python bench/assistant_bench.py --levels [--matches 20] [--judged 6] [--length 3] [--seed 1]
+    python bench/assistant_bench.py --levels [--matches 20] [--judged N] [--length 3] [--seed 1]
                                     [--judge 2] [--small]
 
 For each strength in ``--plies``, the Assistant plays ``--matches`` seeded matches to
@@ -24,8 +24,8 @@ Prints figures only; gnubg runs niced, one process at a time.
 
 ``--levels`` measures the Assistant's levels (``pbem.assistant.levels``) instead: each level plays
 ``--matches`` matches to ``--length`` points against the next stronger level (seats alternating,
-the noise seeded per game as the service seeds it), and gnubg analyses the first ``--judged`` of
-each pairing.  Printed per level: gnubg's error rate over its own seats in the judged matches
+the noise seeded per game as the service seeds it), and gnubg analyses them (only the first
+``--judged`` of each pairing, if given).  Printed per level: gnubg's error rate over its own seats in the judged matches
 (against the level below and the level above), its very bad moves and cube errors, the answer time
 p95 over all its decisions, and its share of the matches won against the next level.
 """
@@ -286,11 +286,12 @@ def main() -> None:
                         help="a quick run that only shows the bench works (CI): one 1-point match at 1 ply, "
                              "judged at 0 ply, timed while a review runs")
     parser.add_argument("--levels", action="store_true",
-                        help="measure the levels, each against the next (default 20 3-point matches, 6 judged)")
-    parser.add_argument("--judged", type=int, default=6, help="--levels: matches of each pairing gnubg judges")
+                        help="measure the levels, each against the next (default 20 3-point matches per pairing)")
+    parser.add_argument("--judged", type=int, help="--levels: matches of each pairing gnubg judges (default: all)")
     args = parser.parse_args()
     if args.levels:
         args.matches, args.length = args.matches or 20, args.length or 3
+        args.judged = args.matches if args.judged is None else args.judged
         if args.small:
             args.matches, args.judged, args.length, args.judge = 1, 1, 1, 0
         print_levels(args)

@@ -41,9 +41,9 @@ class Level:
 
 
 LEVELS: Final[tuple[Level, ...]] = (
-    Level("beginner", noise=0.08, max_loss=0.15),
-    Level("intermediate", noise=0.045, max_loss=0.09),
-    Level("advanced", noise=0.025, max_loss=0.05),
+    Level("beginner", noise=0.10, max_loss=0.20),
+    Level("intermediate", noise=0.055, max_loss=0.11),
+    Level("advanced", noise=0.03, max_loss=0.06),
     Level("expert"),
     Level("world_class"),
 )
