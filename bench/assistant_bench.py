@@ -25,9 +25,10 @@ Prints figures only; gnubg runs niced, one process at a time.
 ``--levels`` measures the Assistant's levels (``pbem.assistant.levels``) instead: each level plays
 ``--matches`` matches to ``--length`` points against the next stronger level (seats alternating,
 the noise seeded per game as the service seeds it), and gnubg analyses them (only the first
-``--judged`` of each pairing, if given).  Printed per level: gnubg's error rate over its own seats in the judged matches
-(against the level below and the level above), its very bad moves and cube errors, the answer time
-p95 over all its decisions, and its share of the matches won against the next level.
+``--judged`` of each pairing, if given).  Printed per level: gnubg's error rate over its own
+seats in the judged matches (against the level below and the level above), its very bad moves
+and cube errors, the answer time p95 over all its decisions (no review running) and the mean CPU
+per decision, and its share of the matches won against the next level.
 """
 
 from __future__ import annotations

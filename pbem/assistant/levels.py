@@ -1,17 +1,17 @@
 """The Assistant's levels, from beginner to world class: weaker by the engine's own means only.
 
 The strongest level is the Assistant as configured (:class:`pbem.assistant.engine.Engine`,
-unchanged).  Every weaker level plays with bgsage's raw network (1 ply) and adds noise to the
-equity of each candidate, as gnubg's and XG's weaker levels do: Gaussian noise of ``noise`` (per
-cube unit) on every legal play, and on the gain of doubling and of taking; it then plays the
-best after the noise.  Candidates that lose more than ``max_loss`` at 1 ply are never chosen, so
-a weak level plays a second- or third-best play where it costs little, never an absurd one (it
-still hits, still takes a last-roll 64%, still cashes a crushing game).  Plays come from
+unchanged).  Every weaker level decides with bgsage's raw network (1 ply); below expert it adds
+noise to the equity of each candidate, as gnubg's weaker levels do: Gaussian noise of ``noise``
+(per cube unit) on every legal play, and on the gain of doubling and of taking, and it then
+chooses the best after the noise.  Candidates that lose more than ``max_loss`` at 1 ply are never
+chosen, so a weak level plays a second- or third-best play where it costs little, never an
+absurd one (it still drops a hopeless double and takes a clear take).  Plays come from
 :func:`pbem.rules.moves.legal_plays` only.
 
 The noise is reproducible: its generator is seeded by the game's own data (the caller passes the
-game's dice seed) and the number of actions so far, so replaying a game gives the same plays.
-Which parameters give which strength was measured with GNU Backgammon
+game's dice seed), the level and the number of actions so far, so replaying a game gives the same
+plays.  Which parameters give which strength was measured with GNU Backgammon
 (``bench/assistant_bench.py --levels``; the table is in docs/development.md).
 """
 
@@ -31,11 +31,11 @@ from pbem.assistant.engine import Answer, CubeContext, Engine
 
 @dataclass(frozen=True)
 class Level:
-    """One level: its key (English, as in the mails' templates ``assistant_level_<key>``)."""
+    """One level: its key (its words are the templates' ``lines.txt`` ``assistant_level``) and its noise."""
 
     key: str
     noise: float = 0.0
-    """Standard deviation of the noise on each equity, per cube unit (0: the engine unchanged)."""
+    """Standard deviation of the noise on each equity, per cube unit (0: the 1-ply choice itself)."""
     max_loss: float = 0.0
     """No play or cube action losing more than this (per cube unit, at 1 ply) is ever chosen."""
 
@@ -47,7 +47,8 @@ LEVELS: Final[tuple[Level, ...]] = (
     Level("expert"),
     Level("world_class"),
 )
-"""Weakest first; the last is today's Assistant at the configured plies."""
+"""Weakest first; the last is today's Assistant at the configured plies (its noise is unused).
+Tuned by ``bench/assistant_bench.py --levels`` (docs/development.md has the table)."""
 STRONGEST: Final = "world_class"
 BY_KEY: Final[dict[str, Level]] = {level.key: level for level in LEVELS}
 
