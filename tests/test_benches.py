@@ -37,3 +37,14 @@ def test_bench_runs_in_its_small_mode(bench: Path) -> None:
     assert finished.returncode == 0, f"{bench.name} --small exited {finished.returncode}:\n{finished.stderr[-3000:]}"
     figures = [line for line in finished.stdout.splitlines() if re.search(r"\d", line)]
     assert figures, f"{bench.name} --small printed no figures:\n{finished.stdout}"
+
+
+def test_the_assistant_bench_measures_the_levels_in_its_small_mode() -> None:
+    """``assistant_bench.py --levels``: a row per level, weakest first (issue 38)."""
+    environment = {**os.environ, "PATH": f"/usr/games:{os.environ.get('PATH', '')}"}
+    finished = subprocess.run([sys.executable, str(BENCH / "assistant_bench.py"), "--levels", "--small"],
+                              capture_output=True, text=True, timeout=SMALL_TIMEOUT_SECONDS, cwd=BENCH.parent,
+                              env=environment)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    rows = [line.split()[0] for line in finished.stdout.splitlines()[2:]]
+    assert rows == ["beginner", "intermediate", "advanced", "expert", "world_class"], finished.stdout

@@ -189,7 +189,9 @@ def test_invitation_options(options: str, expected: GameOptions) -> None:
 )
 def test_invalid_options_are_errors(options: str, code: str, details: str) -> None:
     for line in (f"invite anna@example.org {options}", f"play assistant {options}"):
-        assert parse_commands(line) == [CommandError(line, code, details)]
+        # play assistant's first word may also be a level: an unknown one says so
+        first = line.startswith("play") and code == "unknown-option" and options.split()[0] == details
+        assert parse_commands(line) == [CommandError(line, "assistant-level" if first else code, details)]
 
 
 @pytest.mark.parametrize("line", ["24/18 13/9", "8/5* 6/5", "-22 13-9", "bar/22", "6/off", "13/7(2)", "Zug: 24 18 13 9"])
@@ -295,6 +297,33 @@ def test_tournament_commands(line, expected):
 def test_tournament_command_errors(line, code, details):
     (error,) = commands.parse_commands(line)
     assert isinstance(error, commands.CommandError) and (error.code, error.details) == (code, details)
+
+
+@pytest.mark.parametrize(("line", "level", "options"), [
+    ("play assistant beginner", "beginner", GameOptions()),
+    ("play assistant Intermediate match 3", "intermediate", GameOptions(Format.MATCH, 3)),
+    ("play assistant advanced money", "advanced", GameOptions(Format.MONEY, length=None)),
+    ("play assistant expert", "expert", GameOptions()),
+    ("play assistant world class match 5", "world_class", GameOptions(Format.MATCH, 5)),
+    ("play assistant world-class", "world_class", GameOptions()),
+    ("gegen Assistent Anfänger partie 3", "beginner", GameOptions(Format.MATCH, 3)),
+    ("gegen assistent anfaenger", "beginner", GameOptions()),
+    ("gegen assistent Mittelstufe", "intermediate", GameOptions()),
+    ("gegen assistent fortgeschritten", "advanced", GameOptions()),
+    ("gegen assistent Experte", "expert", GameOptions()),
+    ("gegen assistent weltklasse spiele 3", "world_class", GameOptions(Format.GAMES, 3)),
+    ("gegen assistent beginner", "beginner", GameOptions()),  # the English names in German mails too
+    ("gegen assistent world class", "world_class", GameOptions()),
+    ("play assistant match 3", None, GameOptions(Format.MATCH, 3)),
+])
+def test_play_assistant_at_a_level(line: str, level: str | None, options: GameOptions) -> None:
+    assert parse_commands(line) == [PlayAssistant(options, level)]
+
+
+@pytest.mark.parametrize(("line", "word"), [("play assistant hard", "hard"), ("gegen assistent schwer partie 3", "schwer"),
+                                            ("play assistant world", "world")])
+def test_an_unknown_level_is_an_error_naming_the_word(line: str, word: str) -> None:
+    assert parse_commands(line) == [CommandError(line, "assistant-level", word)]
 
 
 @pytest.mark.parametrize("line, about_no_game", [

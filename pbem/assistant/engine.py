@@ -365,7 +365,7 @@ class Engine:
 
     def wants_to_double(self, game: rules.Game) -> bool:
         """Should the player on roll double now (the caller has checked that they may)?"""
-        if not rules.is_post_crawford(game) and not self._double_thinkable(game.board):
+        if not self.would_think_of_doubling(game):
             return False
         analysis = self._cube_decision(game.board, CubeContext.of(game, game.seat))
         # Where a pass cashes as much as playing on is worth, cash: at 3 plies bgsage's no-double
@@ -373,6 +373,10 @@ class Engine:
         # it leaves undoubled, while any bad roll of the opponent's could still turn it.
         cash = not analysis.should_take and analysis.equity_dp >= analysis.equity_nd
         return bool(analysis.should_double or cash)
+
+    def would_think_of_doubling(self, game: rules.Game) -> bool:
+        """Is a double worth a cube analysis now: post-Crawford, or see :meth:`_double_thinkable`?"""
+        return rules.is_post_crawford(game) or self._double_thinkable(game.board)
 
     def _decided(self, after: Position) -> bool:
         """Is the game decided once ``after`` is played, only gammons and backgammons at stake (1 ply)?"""

@@ -39,6 +39,9 @@ Error codes (:attr:`CommandError.code`) and their ``details``:
 ``unknown-option``
     a word after ``invite ADDRESS`` or ``play assistant`` that is no format or option;
     details: that word.
+``assistant-level``
+    ``play assistant WORD`` where WORD is neither a level (:data:`pbem.assistant.levels.WORDS`)
+    nor a format or option; details: that word.
 ``format-conflict``
     two formats in one invitation (``match 5 money``); details: the second format word.
 ``match-length``

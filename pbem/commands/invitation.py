@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pbem.assistant.levels import level_of
 from pbem.commands.base import CommandError, first, mail_address
 from pbem.commands.declaration import Declaration, HelpLine, Line, Row, alone
 from pbem.commands.options import GameOptions, game_options
@@ -17,7 +18,11 @@ class Invite:
 
 @dataclass(frozen=True)
 class PlayAssistant:
+    """``play assistant [LEVEL] [options]``."""
+
     options: GameOptions = field(default_factory=GameOptions)
+    level: str | None = None
+    """The level's key (``beginner`` … ``world_class``); None: the service chooses."""
 
 
 @dataclass(frozen=True)
@@ -43,8 +48,16 @@ def _invite(line: Line) -> Invite | CommandError:
 
 
 def _play_assistant(line: Line) -> PlayAssistant | CommandError:
-    options = game_options(line.text, line.arguments)
-    return options if isinstance(options, CommandError) else PlayAssistant(options)
+    """``play assistant [LEVEL] [options]``: a first word that is neither a level nor an option
+    is taken for a level the Assistant does not have."""
+    arguments = line.arguments
+    named = level_of(arguments)
+    options = game_options(line.text, arguments[named[1]:] if named else arguments)
+    if isinstance(options, CommandError):
+        if not named and options.code == "unknown-option" and options.details == arguments[0]:
+            return CommandError(line.text, "assistant-level", arguments[0])
+        return options
+    return PlayAssistant(options, named[0] if named else None)
 
 
 _ANSWER = Row("`accept` / `decline`", "`annehmen` / `ablehnen`",
@@ -64,8 +77,9 @@ DECLARATIONS = (
     Declaration(
         PlayAssistant, ("play assistant",), ("gegen assistent",), _play_assistant,
         HelpLine("play assistant match 5", "gegen assistent match 5"),
-        (Row("`play assistant [format] [options]`", "`gegen assistent`",
-             "a game or match against the Assistant, starting at once (in a new mail: once you confirm)"),),
+        (Row("`play assistant [level] [format] [options]`", "`gegen assistent [stufe]`",
+             "a game or match against the Assistant, starting at once (in a new mail: once you confirm), at a "
+             "level from `beginner` to `world class` (see below)"),),
         apart=True),
     Declaration(Accept, ("accept",), ("annehmen",), alone(Accept()), HelpLine("accept", "annehmen"), (_ANSWER,)),
     Declaration(Decline, ("decline", "reject"), ("ablehnen",), alone(Decline()), HelpLine("decline", "ablehnen"),

@@ -269,6 +269,10 @@ class MatchRecord(SQLModel, table=True):
     tournament_index: int | None = None
     ladder_id: int | None = Field(default=None, foreign_key="ladders.id", index=True)
     """The ladder this match is a challenge of (seat 0 the challenger), or None."""
+    assistant_level: str | None = Field(sa_type=Text, default=None)
+    """The Assistant's level in a match against it (``pbem.assistant.levels``: ``beginner`` …
+    ``world_class``); None in other matches and in those begun before schema 0024, which
+    the Assistant plays at its strongest."""
 
 
 class Seat(SQLModel, table=True):

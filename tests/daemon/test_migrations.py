@@ -184,6 +184,7 @@ def test_revision_0020_counts_the_rated_players_and_slims_the_pruned_mails(engin
         _indexes_before_0020(connection)
         connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))  # 0021
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))  # 0023
+        connection.execute(text("ALTER TABLE matches DROP COLUMN assistant_level"))  # 0024
         connection.execute(text("DROP TABLE rating_history"))  # 0025
         connection.execute(text("UPDATE alembic_version SET version_num = '0019'"))
         for number, (casual, match) in enumerate(((1490.0, 0), (1510.0, 3), (1511.5, 5), (1500.0, 0))):
@@ -221,6 +222,7 @@ def test_revision_0021_indexes_the_unsent_mails_by_match(engine):
         connection.execute(text("DROP INDEX ix_outbound_mail_unsent"))
         connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))  # what 0022 adds
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))  # 0023
+        connection.execute(text("ALTER TABLE matches DROP COLUMN assistant_level"))  # 0024
         connection.execute(text("DROP TABLE rating_history"))  # 0025
         connection.execute(text("UPDATE alembic_version SET version_num = '0020'"))
     assert upgrade_schema(engine) == ("0020", head_revision())
@@ -249,6 +251,7 @@ def test_revision_0022_keeps_the_watchers_of_before_on_every_move(engine):
     with engine.begin() as connection:  # back to revision 0021, with a watcher
         connection.execute(text("ALTER TABLE watchers DROP COLUMN every_move"))
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))  # 0023
+        connection.execute(text("ALTER TABLE matches DROP COLUMN assistant_level"))  # 0024
         connection.execute(text("DROP TABLE rating_history"))  # 0025
         connection.execute(text("UPDATE alembic_version SET version_num = '0021'"))
         connection.execute(text("INSERT INTO watchers (match_id, player_id, since) VALUES (:match, :carol, "
@@ -269,6 +272,7 @@ def test_revision_0023_keeps_each_delivery_failures_reason(engine):
 
     with engine.begin() as connection:
         connection.execute(text("ALTER TABLE delivery_failures DROP COLUMN reason"))
+        connection.execute(text("ALTER TABLE matches DROP COLUMN assistant_level"))  # 0024
         connection.execute(text("DROP TABLE rating_history"))  # 0025
         connection.execute(text("UPDATE alembic_version SET version_num = '0022'"))
         connection.execute(text("INSERT INTO delivery_failures (address, permanent, status, diagnostic, reported_at) "
@@ -277,6 +281,25 @@ def test_revision_0023_keeps_each_delivery_failures_reason(engine):
     with engine.connect() as connection:
         assert connection.execute(text("SELECT address, reason FROM delivery_failures")).all() == [
             ("ben@example.net", "")]
+
+
+def test_revision_0024_leaves_the_older_matches_against_the_assistant_at_its_strongest(engine):
+    """Issue 38: a match keeps the Assistant's level; one begun before has none, which the
+    Assistant plays at its strongest, as it did."""
+    from sqlalchemy import text
+
+    from pbem.store.db import upgrade_schema
+
+    with engine.begin() as connection:
+        connection.execute(text("ALTER TABLE matches DROP COLUMN assistant_level"))
+        connection.execute(text("DROP TABLE rating_history"))  # 0025
+        connection.execute(text("UPDATE alembic_version SET version_num = '0023'"))
+        connection.execute(text("INSERT INTO matches (version, status, options, score, game_number, created_at, "
+                                "updated_at, alarms_given, dice_rolls) VALUES (1, 'playing', '{}', '{}', 1, "
+                                "'2030-01-01', '2030-01-01', 0, 0)"))
+    assert upgrade_schema(engine) == ("0023", head_revision())
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT assistant_level FROM matches")).all() == [(None,)]
 
 
 def test_revision_0025_adds_the_rating_history_and_takes_it_away_again(engine):
@@ -289,7 +312,7 @@ def test_revision_0025_adds_the_rating_history_and_takes_it_away_again(engine):
     from pbem.store.db import _alembic, upgrade_schema
 
     with engine.begin() as connection:
-        command.downgrade(_alembic(connection), "0023")
+        command.downgrade(_alembic(connection), "0024")
     assert not inspect(engine).has_table("rating_history")
     with engine.begin() as connection:
         connection.execute(text("INSERT INTO players (address, name, numbering, refuses_invitations, autoroll, "
@@ -297,7 +320,7 @@ def test_revision_0025_adds_the_rating_history_and_takes_it_away_again(engine):
                                 "rating_casual, experience_casual, rating_prize, experience_prize, vacation_days) "
                                 "VALUES ('p@example.org', '', 'own', false, false, false, true, false, 0, "
                                 "'2030-01-01', 1520, 5, 1500, 0, 1500, 0, '{}')"))
-    assert upgrade_schema(engine) == ("0023", head_revision())
+    assert upgrade_schema(engine) == ("0024", head_revision())
     engine.dispose()  # SQLite's PRAGMA index_list on a pooled connection may answer from the schema before
     (index,) = inspect(engine).get_indexes("rating_history")
     assert index["name"] == "ix_rating_history_player" and index["column_names"] == ["player_id", "kind", "id"]

@@ -68,6 +68,7 @@ SAMPLE_DETAILS: dict[str, dict[str, object] | str] = {
     # pbem.commands: details are the argument as written
     "invite-address": "anna(at)example.org",
     "unknown-option": "blitz",
+    "assistant-level": "hard",
     "format-conflict": "money",
     "match-length": "99",
     "games-count": "0",

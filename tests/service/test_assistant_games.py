@@ -81,9 +81,9 @@ def test_the_assistant_accepts_a_draw_only_when_it_is_behind(config, anna_ahead:
     assert game is not None
     text = text_of(anna.last)
     if drawn:
-        assert "Assistant accepted the draw." in text and game.result is not None and game.result.winner is None
+        assert "Assistant (world class) accepted the draw." in text and game.result is not None and game.result.winner is None
     else:
-        assert "Assistant declined the draw; the game goes on." in text
+        assert "Assistant (world class) declined the draw; the game goes on." in text
         assert game.result is None and game.draw_offer is None and game.to_act == 0
 
 
@@ -107,7 +107,7 @@ def test_the_assistant_accepts_a_resignation_only_when_it_gives_it_enough(config
     if accepted:
         assert game.result is not None and game.result.winner == 1 and game.result.kind == 1
     else:
-        assert "Assistant rejected the resignation; the game goes on." in text_of(anna.last)
+        assert "Assistant (world class) rejected the resignation; the game goes on." in text_of(anna.last)
         assert game.result is None and game.resign_offer is None and game.to_act == 0
 
 
@@ -126,3 +126,52 @@ def test_without_bgsage_play_assistant_is_unavailable_and_friends_still_play(con
     anna.write_confirmed("invite ben@example.org")
     ben.reply("accept")
     assert office.table().status is MatchStatus.RUNNING
+
+
+def test_a_game_against_the_beginner_by_mail_shows_the_level_and_stays_unrated(config) -> None:
+    """Issue 38: ``play assistant beginner`` keeps the level on the match row, names the
+    Assistant with it in every mail of the game, and the Assistant plays it to the end."""
+    office = PostOffice(config, LoadedDice(seed=4))
+    anna = Player(office, "anna@example.org", "Anna")
+    anna.write_confirmed("play assistant beginner")
+    table = office.table()
+    assert table.record.assistant_level == "beginner" and table.record.options["rated"] is False
+    assert "Anna – Assistant (beginner)" in str(anna.last["Subject"])
+    _play_out(office, anna)
+    assert "Assistant (beginner)" in text_of(anna.last)
+    assert office.table().status is MatchStatus.FINISHED
+
+
+def test_the_level_in_german_and_the_default_is_the_last_games_level(config) -> None:
+    office = PostOffice(config, LoadedDice(seed=6))
+    anna = Player(office, "anna@example.org", "Anna")
+    anna.write_confirmed("play assistant")
+    assert office.table().record.assistant_level == "world_class", "the strongest at first"
+    assert "Assistant (world class)" in text_of(anna.last)
+    anna.write_confirmed("sprache de")
+    anna.write_confirmed("gegen assistent fortgeschritten", yes="ja")
+    assert office.table().record.assistant_level == "advanced"
+    assert "Assistent (Fortgeschritten)" in text_of(anna.last)
+    anna.write_confirmed("gegen assistent anfänger", yes="ja")
+    assert "Assistent (Anfänger)" in str(anna.last["Subject"])
+    anna.write_confirmed("gegen assistent partie 3", yes="ja")  # no level: that of her last game
+    assert office.table().record.assistant_level == "beginner"
+    ben = Player(office, "ben@example.org", "Ben")
+    ben.write_confirmed("play assistant")  # another player's levels are not his
+    assert office.table().record.assistant_level == "world_class"
+
+
+@pytest.mark.parametrize(("line", "language", "expected"), [
+    ("play assistant hard", "en", '"hard" is neither a level of the Assistant nor a format or option. Its levels, '
+                                  'weakest first: beginner, intermediate, advanced, expert, world class'),
+    ("gegen assistent schwer", "de", "„schwer“ ist weder eine Stufe des Assistenten noch ein Format oder eine "
+                                     "Option. Seine Stufen, die schwächste zuerst: Anfänger, Mittelstufe"),
+])
+def test_an_unknown_level_is_answered_with_the_levels_and_starts_nothing(config, line, language, expected) -> None:
+    office = PostOffice(config, LoadedDice(seed=2))
+    anna = Player(office, "anna@example.org", "Anna")
+    if language == "de":
+        anna.write_confirmed("sprache de")
+    (answer,) = anna.write(line)
+    assert expected in prose_of(answer)
+    assert office.matches() == []

@@ -164,9 +164,9 @@ def test_against_the_assistant_the_player_alone_decides(game) -> None:
     office, anna, ben, carol, dave = game
     (started,) = dave.write_confirmed("play assistant")
     dave.reply("watchers on", to=dave.last)
-    assert "Assistant allows it too, so watching is open now." in prose_of(dave.last), text_of(dave.last)
+    assert "Assistant (world class) allows it too, so watching is open now." in prose_of(dave.last), text_of(dave.last)
     (answer,) = carol.write_confirmed(f"watch {code_in(dave.last)}")
-    assert "You now watch Dave – Assistant." in prose_of(answer)
+    assert "You now watch Dave – Assistant (world class)." in prose_of(answer)
 
 
 def test_a_player_cannot_watch_their_own_game(game) -> None:

@@ -564,3 +564,12 @@ def test_a_page_made_in_another_numbering_or_language_is_stale(game) -> None:
     office.file(office.run())
     anna.write_confirmed("sprache de")
     assert client.get(f"/g/{token}/state").json()["version"] not in (version, fixed)
+
+
+def test_the_page_of_a_game_against_the_assistant_names_its_level(config) -> None:
+    """Issue 38: the level shows on the game's page as in its mails."""
+    office = PostOffice(web_config(config), LoadedDice(seed=3))
+    anna = Player(office, "anna@example.org", "Anna")
+    anna.write_confirmed("play assistant intermediate")
+    html = client_of(office).get(f"/g/{token_of(anna.last)}").text
+    assert "<h1>Anna – Assistant (intermediate)</h1>" in html

@@ -51,7 +51,7 @@ from pbem.render.review_chart import HEIGHT as CHART_HEIGHT, WIDTH as CHART_WIDT
 from pbem.render.views import EventKind, ReviewView, WinningChances
 from pbem.rules.game import Game
 from pbem.service.table.assistant import is_assistant
-from pbem.service.table.letters import games_link, render_event, shown_name
+from pbem.service.table.letters import games_link, render_event, seat_name, shown_name
 from pbem.service.table.letters import undeliverable
 from pbem.service.table.news import Event, last_mail_of
 from pbem.service.table.tables import Table
@@ -235,7 +235,7 @@ def review_letter(session: Session, config: Config, table: Table, seat: int, num
     shows the chart of the game as an inline picture; the text says every figure without it."""
     player = table.players[seat]
     language = player.language or config.service.language
-    names = (shown_name(table.players[0], language), shown_name(table.players[1], language))
+    names = (seat_name(table, 0, language), seat_name(table, 1, language))
     images: tuple[InlineImage, ...] = ()
     chart: dict[str, str] | None = None
     if chances is not None and chances.points:

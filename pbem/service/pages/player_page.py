@@ -31,7 +31,7 @@ from pbem.service.games.ladder_standing import ladder_link
 from pbem.service.pages import player_history
 from pbem.service.people.account import game_rows
 from pbem.service.table.assistant import is_assistant
-from pbem.service.table.letters import shown_name
+from pbem.service.table.letters import seat_name, shown_name
 from pbem.service.table.tables import Table
 from pbem.store.db import utc_now
 from pbem.store.game_records import (Ladder, MatchRecord, MatchStatus, Player, ReviewJob, Seat, TournamentEntry,
@@ -94,7 +94,7 @@ def finished_rows(session: Session, player: Player, config: Config, language: st
         pending = any(job.done_at is None for job in reviews)
         combined = review.combine(results)["players"] if results and not pending else None
         rows.append(FinishedRow(
-            opponent=shown_name(table.players[1 - seat], language),
+            opponent=seat_name(table, 1 - seat, language),
             rules=table.score.rules,
             score=scoring.seen_from(table.score.points, seat),
             won=None if winner is None else winner == seat,

@@ -20,7 +20,7 @@ from pbem.service.people import invitations
 from pbem.service.table import assistant
 from pbem.service.table import clocks
 from pbem.service.table.conversation import Conversation
-from pbem.service.table.letters import clock_text, shown_name
+from pbem.service.table.letters import clock_text, seat_name
 from pbem.service.table.tables import Table, tables_of
 from pbem.store.game_records import MatchStatus, Player
 
@@ -65,9 +65,9 @@ def apply_account_command(talk: Conversation, command: commands.Command, table: 
             sender.refuses_invitations = True
             talk.session.add(sender)
             talk.say_template(Notice.STOP_CONFIRMED, table)
-        case commands.PlayAssistant(options=options):
+        case commands.PlayAssistant(options=options, level=level):
             if assistant.available(talk.config):
-                invitations.play_assistant(talk, options)
+                invitations.play_assistant(talk, options, level)
             else:
                 talk.say_template(Notice.ASSISTANT_UNAVAILABLE, table)
         case _:
@@ -103,14 +103,14 @@ def game_rows(session: Session, player: Player, config: Config, now: datetime, l
         game = each.game
         clock = clocks.clock_view(each, seat, config, now) if each.status is MatchStatus.RUNNING else None
         rows.append({
-            "opponent": shown_name(each.players[1 - seat], language),
+            "opponent": seat_name(each, 1 - seat, language),
             "rules": each.score.rules,
             "prize": each.prize,
             "score": scoring.seen_from(each.score.points, seat),
             "status": each.status.value,
             "my_turn": (each.status is MatchStatus.INVITED and seat == 1)
             or (game is not None and game.to_act == seat),
-            "clock": None if clock is None else clock_text(clock, shown_name(each.players[1 - seat], language), language),
+            "clock": None if clock is None else clock_text(clock, seat_name(each, 1 - seat, language), language),
             "link": None if config.web is None else config.web.link(each.token(seat)),
         })
     return rows

@@ -17,6 +17,7 @@ from sqlmodel import Session, col, select
 
 from pbem import commands
 from pbem.addresses import is_person_address
+from pbem.assistant import levels
 from pbem.config import Config
 from pbem.mail.headers import new_token
 from pbem.render.views import EventKind, Notice
@@ -173,8 +174,10 @@ def _invitee(talk: Conversation, address: str, options: commands.GameOptions,
     return invitee
 
 
-def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
-    """``play assistant``: a match against the Assistant that starts at once (and changes no rating)."""
+def play_assistant(talk: Conversation, options: commands.GameOptions, level: str | None = None) -> None:
+    """``play assistant [level]``: a match against the Assistant that starts at once (and changes
+    no rating), at the ``level`` asked for, else at that of the sender's last match against it,
+    else at its strongest."""
     if _settle_refused(talk, options):
         return
     if options.prize is not None:
@@ -182,7 +185,16 @@ def play_assistant(talk: Conversation, options: commands.GameOptions) -> None:
         return
     players = (talk.sender, assistant.assistant_player(talk.session))
     table = open_match(talk, players, replace(options, rated=False))
+    table.record.assistant_level = level or last_assistant_level(talk.session, talk.sender) or levels.STRONGEST
     accept(talk, table, 1)
+
+
+def last_assistant_level(session: Session, player: Player) -> str | None:
+    """The level of ``player``'s newest match against the Assistant (None: none has one)."""
+    query = (select(MatchRecord.assistant_level).join(Seat, col(Seat.match_id) == MatchRecord.id)
+             .where(Seat.player_id == player.id, col(MatchRecord.assistant_level).is_not(None))
+             .order_by(col(MatchRecord.id).desc()).limit(1))
+    return session.exec(query).first()
 
 
 def invitations_sent_in_a_day(talk: Conversation, player: Player) -> int:
@@ -313,6 +325,7 @@ def rematch(talk: Conversation, table: Table, seat: int) -> None:
         return
     new_table = open_match(talk, (talk.sender, opponent), options, rematch_of=table.id)
     if assistant.is_assistant(opponent):
+        new_table.record.assistant_level = table.record.assistant_level
         accept(talk, new_table, 1)
         return
     talk.say_template(Notice.REMATCH_SENT, table, opponent=opponent.display_name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from sqlmodel import Session, select
 
 from pbem import assistant, commands
+from pbem.assistant import levels
 from pbem.config import Config
 from pbem.rules import cube as cube_rules
 from pbem.rules import game as rules
@@ -45,6 +46,13 @@ def available(config: Config) -> bool:
     return assistant.engine(config.assistant.plies) is not None
 
 
+def noise_seed(table: Table) -> str:
+    """What a weaker level's noise is seeded by: the game's own dice seed (secret until the game
+    is over, like the noise), or for a game without one its match and number; replaying the
+    game's mails replays its plays."""
+    return table.record.dice_seed or f"{table.id}:{table.record.game_number}"
+
+
 def decide(table: Table, config: Config) -> tuple[int, commands.Command | None] | None:
     """The Assistant's seat and its next command, ``(seat, DECLINE_DRAW)`` to refuse a draw,
     or None when the game is not waiting for it."""
@@ -52,9 +60,10 @@ def decide(table: Table, config: Config) -> tuple[int, commands.Command | None] 
     seat = next((seat for seat, player in enumerate(table.players) if is_assistant(player)), None)
     if seat is None or game is None or game.phase is rules.Phase.OVER:
         return None
-    engine = assistant.engine(config.assistant.plies)
-    if engine is None:
+    strongest = assistant.engine(config.assistant.plies)
+    if strongest is None:
         return None
+    engine = levels.player(table.record.assistant_level or levels.STRONGEST, strongest, noise_seed(table))
     if game.draw_offer == 1 - seat:
         return seat, commands.Remis() if engine.accepts_draw(game, seat) else DECLINE_DRAW
     if game.resign_offer is not None and game.resign_offer[0] == 1 - seat:

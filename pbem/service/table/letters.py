@@ -36,9 +36,24 @@ from pbem.store.game_records import MatchRecord, MatchStatus, Player, Seat
 
 
 
-def shown_name(player: Player, language: str) -> str:
-    """The name a letter shows: the Assistant's in the reader's language, else the display name."""
-    return ASSISTANT_NAMES.get(language, player.display_name) if is_assistant(player) else player.display_name
+def shown_name(player: Player, language: str, level: str | None = None) -> str:
+    """The name a letter shows: the Assistant's in the reader's language (with the ``level`` it
+    plays at in this match, if any: "Assistant (beginner)"), else the display name."""
+    if not is_assistant(player):
+        return player.display_name
+    name = ASSISTANT_NAMES.get(language, player.display_name)
+    return f"{name} ({level_name(level, language)})" if level else name
+
+
+def seat_name(table: Table, seat: int, language: str) -> str:
+    """The name a letter about ``table`` shows for ``seat``: the Assistant's with its level."""
+    return shown_name(table.players[seat], language, table.record.assistant_level)
+
+
+@lru_cache(maxsize=32)
+def level_name(level: str, language: str) -> str:
+    """An Assistant level's name in ``language`` (``world_class`` → "world class", "Weltklasse")."""
+    return str(template_module("lines.txt", language, {}).assistant_level(level)).strip()
 
 
 
@@ -109,7 +124,7 @@ def tells_move(mover: int, events: list[Event]) -> bool:
 def render_event(event: Event, table: Table, seat: int, language: str) -> str:
     """One event worded for ``seat``: "you" for their own actions, the opponent's name else."""
     numbering = table.numbering(seat)
-    names = (shown_name(table.players[0], language), shown_name(table.players[1], language))
+    names = (seat_name(table, 0, language), seat_name(table, 1, language))
     # An offer to resign answered in the same mail (by the Assistant) no longer stands.
     offer_stands = table.game is not None and table.game.resign_offer is not None
     data = dict(event.data)
@@ -153,9 +168,9 @@ def game_view(table: Table, seat: int, config: Config, now: datetime, move_told:
     view = GameView(
         numbering=numbering.value,
         colour=colour.value,
-        me=shown_name(player, language),
-        opponent=shown_name(opponent, language),
-        names=[shown_name(table.players[0], language), shown_name(table.players[1], language)],
+        me=seat_name(table, seat, language),
+        opponent=seat_name(table, 1 - seat, language),
+        names=[seat_name(table, 0, language), seat_name(table, 1, language)],
         seat=seat,
         status=table.status.value,
         rules=rules,

@@ -32,7 +32,7 @@ from pbem.rules.notation import Numbering
 from pbem.rules.scoring import MatchRules
 from pbem.service.table.assistant import is_assistant
 from pbem.service.table.conversation import MAX_WAITING_NEWS, Conversation
-from pbem.service.table.letters import game_view, shown_name, tells_move
+from pbem.service.table.letters import game_view, seat_name, tells_move
 from pbem.service.table.letters import undeliverable
 from pbem.service.table.news import Event
 from pbem.service.table.tables import Table, locked_match
@@ -90,7 +90,7 @@ def set_watchers(talk: Conversation, table: Table | None, seat: int | None, on: 
     if settings is None:
         if not on:
             talk.say_template(Notice.WATCHERS_SET, table, on=False, both=False, code=None, link=None, dropped=0,
-                              opponent=shown_name(table.players[1 - seat], talk.language(talk.sender)))
+                              opponent=seat_name(table, 1 - seat, talk.language(talk.sender)))
             return
         settings = MatchWatch(match_id=table.id, code=new_code(session))
         table.unwatched = False
@@ -111,7 +111,7 @@ def set_watchers(talk: Conversation, table: Table | None, seat: int | None, on: 
     _drop_told(table, seat)
     talk.say_template(Notice.WATCHERS_SET, table, on=on, both=settings.allowed(), code=settings.code,
                       link=page_link(talk.config, settings.code), dropped=dropped,
-                      opponent=shown_name(table.players[1 - seat], talk.language(talk.sender)))
+                      opponent=seat_name(table, 1 - seat, talk.language(talk.sender)))
 
 
 def _drop_told(table: Table, seat: int) -> None:
@@ -150,7 +150,7 @@ def watch(talk: Conversation, command: commands.Watch) -> None:
         return
     table = Table.load(session, record)
     language = talk.language(sender)
-    names = [shown_name(player, language) for player in table.players]
+    names = [seat_name(table, seat, language) for seat in (0, 1)]
     if table.seat_of(sender) is not None:
         talk.say_template(Notice.WATCH_OWN_GAME)
         return
@@ -201,7 +201,7 @@ def games_replied_to_as_watcher(talk: Conversation, in_reply_to: str | None,
         settings = session.get(MatchWatch, watcher.match_id)
         if record is not None and settings is not None:
             table = Table.load(session, record)
-            games.append((" – ".join(shown_name(player, language) for player in table.players), settings.code))
+            games.append((" – ".join(seat_name(table, seat, language) for seat in (0, 1)), settings.code))
     return games
 
 
@@ -280,7 +280,7 @@ def watch_view(table: Table, code: str, config: Config, language: str, now: date
                events: Sequence[Event] = (), moves: tuple[MoveLine, ...] = ()) -> WatchView:
     """What a watcher sees of ``table``: the board from the inviter's side, in the own numbering,
     with both players named (never "you")."""
-    names = (shown_name(table.players[0], language), shown_name(table.players[1], language))
+    names = (seat_name(table, 0, language), seat_name(table, 1, language))
     game = table.game
     seen = game_view(table, 0, config, now, move_told=tells_move(1, list(events)))
     board_view = None if seen.board_view is None else replace(

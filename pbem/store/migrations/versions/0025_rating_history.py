@@ -3,14 +3,14 @@ player's new rating of its kind to ``rating_history``, read by player and kind. 
 filled in for the results before: the history starts with this upgrade.
 
 Revision ID: 0025
-Revises: 0023 (written beside 0024 on another branch; re-chained onto 0024 when merged)
+Revises: 0024 (written beside 0024 on another branch; re-chained onto it when both were merged)
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0025"
-down_revision = "0023"
+down_revision = "0024"
 
 
 def upgrade() -> None:
