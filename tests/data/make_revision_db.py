@@ -8,7 +8,7 @@ Kept, each from the last commit whose migrations are today's up to that revision
 0004 3e80f33, 0005 a1dacbc, 0006 e65fa2d, 0007 88144aa, 0008 267001c (of the dice branch: main
 went from 0007 to 0011 by merges), 0011 3afd79e, 0013 6cd1383, 0014 8121654, 0015 28be42d, 0016
 35712b2, 0017 ab2db12, 0018 fa8e20c, 0020 1a5cae7, 0021 379c8ef, 0023 de30722, 0024 bbb5b0c (of the levels
-branch; 0012, 0019 and 0022 were kept before).  None for 0009: it existed only on the credits branch, whose 0009 followed
+branch), 0025 55d949c (0012, 0019 and 0022 were kept before).  None for 0009: it existed only on the credits branch, whose 0009 followed
 0007 (no dice seeds), a state main never wrote; 0010 never existed.  Older code has no ``[web]``
 table or no ``enabled`` key in it, and names the picture ``render_board_png``: the script adapts.
 
