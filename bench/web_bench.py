@@ -27,6 +27,7 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 
 from rig import LoadedDice, Player, PostOffice, pair_up, percentile, scratch, start_match, write_config
 from starlette.testclient import TestClient
@@ -83,48 +84,46 @@ def to_act(office: PostOffice, match_id: int) -> tuple[int, str] | None:
     return seat, format_play(game.board, first, table.numbering(seat), Colour.of_seat(seat))
 
 
+def turns_of(office: PostOffice, turns: int) -> Iterator[tuple[int, int, str]]:
+    """``turns`` rounds of one turn in every game, as long as it runs: (match id, the seat to act,
+    its answer), each found after the turn before was played."""
+    matches = [record.id for record in office.matches()]
+    for _ in range(turns):
+        for match_id in matches:
+            if (acting := to_act(office, match_id)) is not None:
+                yield match_id, *acting
+
+
 def by_web(config: Config, games: int, turns: int, seed: int) -> tuple[list[float], list[float]]:
     office, _ = start_games(config, games, seed)
-    matches = [record.id for record in office.matches()]
     times = ServerTimes()
     logging.getLogger("pbem.web.app").addHandler(times)
     logging.getLogger("pbem.web.app").setLevel(logging.INFO)
     web = config.web.model_copy(update={"requests_per_minute": 100_000, "address_requests_per_minute": 100_000})
     client = TestClient(board_app(web, WebBoard(config, office.engine, dice=office.dice)), base_url="http://127.0.0.1")
-    for _ in range(turns):
-        for match_id in matches:
-            acting = to_act(office, match_id)
-            if acting is None:
-                continue
-            seat, answer = acting
-            token = office.table(match_id).token(seat)
-            page = client.get(f"/g/{token}").text
-            fields = dict(re.findall(r'name="(csrf|version)" value="([^"]*)"', page))
-            action = "move" if answer not in ("roll", "take") else answer
-            done = client.post(f"/g/{token}", data={**fields, "action": action, "move": answer})
-            assert done.status_code == 200, (done.status_code, answer)
+    for match_id, seat, answer in turns_of(office, turns):
+        token = office.table(match_id).token(seat)
+        page = client.get(f"/g/{token}").text
+        fields = dict(re.findall(r'name="(csrf|version)" value="([^"]*)"', page))
+        action = "move" if answer not in ("roll", "take") else answer
+        done = client.post(f"/g/{token}", data={**fields, "action": action, "move": answer})
+        assert done.status_code == 200, (done.status_code, answer)
     return times.times["GET"], times.times["POST"]
 
 
 def by_mail(config: Config, games: int, turns: int, seed: int) -> list[float]:
     office, pairs = start_games(config, games, seed)
-    matches = [record.id for record in office.matches()]
     players = {player.address: player for pair in pairs for player in pair}
     times = []
-    for _ in range(turns):
-        for match_id in matches:
-            acting = to_act(office, match_id)
-            if acting is None:
-                continue
-            seat, answer = acting
-            table = office.table(match_id)
-            player = players[table.players[seat].address]
-            mail = compose_reply(player.sender, player.last_of(table.token(seat)), answer)
-            deliver_to_maildir(config.inbox_dir, mail)
-            started = time.perf_counter()
-            asyncio.run(office.pipeline.read_inbox())
-            times.append((time.perf_counter() - started) * 1000)
-            office.file(office.run())
+    for match_id, seat, answer in turns_of(office, turns):
+        table = office.table(match_id)
+        player = players[table.players[seat].address]
+        mail = compose_reply(player.sender, player.last_of(table.token(seat)), answer)
+        deliver_to_maildir(config.inbox_dir, mail)
+        started = time.perf_counter()
+        asyncio.run(office.pipeline.read_inbox())
+        times.append((time.perf_counter() - started) * 1000)
+        office.file(office.run())
     return times
 
 
