@@ -106,9 +106,10 @@ def mail_servers() -> Iterator[tuple[Dovecot, SmtpServer]]:
 def live_office(database: str | None = None, dice: LoadedDice | None = None,
                 **tables: Settings) -> Iterator[LivePostOffice]:
     """The post office on real mail servers: players mail by IMAP to a private Dovecot, answers
-    are recorded by the SMTP sink; the config (IMAP with IDLE, invitations unlimited, the web
-    board off, ``tables`` more) is in the office's ``directory``, for :func:`serving`.  The
-    daemon runs either in this process (``office.run``) or as ``pbem serve`` processes."""
+    are recorded by the SMTP sink.  Its config (IMAP with IDLE, invitations unlimited, the web
+    board off, ``tables`` more) is ``office.config``, on a scratch directory (:func:`directory_of`).
+    The daemon runs either in this process (``office.run``) or as ``pbem serve`` processes
+    (:func:`serving`)."""
     with mail_servers() as (dovecot, smtp), scratch() as directory:
         config = write_config(
             directory, database=database_table(database),
@@ -161,7 +162,7 @@ def serving(config: Config, daemons: int = 1, cores: Sequence[int] | None = None
 
 
 def pair_up(office: PostOffice, count: int, names: tuple[str, str] = ("anna", "ben"),
-          first: int = 0) -> list[tuple[Player, Player]]:
+            first: int = 0) -> list[tuple[Player, Player]]:
     """``count`` pairs of scripted players, numbered from ``first``: ``anna0@example.org``
     ("Anna 0") and ``ben0@example.org``, and so on."""
     return [(Player(office, f"{names[0]}{number}@example.org", f"{names[0].title()} {number}"),
