@@ -29,10 +29,11 @@ for _folder in ("tests", "tests/service", "tests/mail_server"):
     if str(ROOT / _folder) not in sys.path:
         sys.path.insert(0, str(ROOT / _folder))
 
-from live_office import LivePostOffice  # noqa: E402
+# the tests' harness; the benches take its classes from here (hence the explicit re-exports)
+from live_office import LivePostOffice as LivePostOffice  # noqa: E402
 from mail_servers import Dovecot, SmtpServer  # noqa: E402
-from post_office import LoadedDice, Player, PostOffice  # noqa: E402
-from postgres_server import PostgresServer  # noqa: E402
+from post_office import LoadedDice as LoadedDice, Player as Player, PostOffice as PostOffice  # noqa: E402
+from postgres_server import PostgresServer as PostgresServer  # noqa: E402
 
 from pbem.config import Config, load_config  # noqa: E402
 from pbem.store.game_records import MatchStatus  # noqa: E402
