@@ -22,24 +22,17 @@ from __future__ import annotations
 
 import argparse
 import logging
-import resource
-import sys
-import tempfile
 from collections import Counter
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "service"))
+from rig import Player, PostOffice, cpu_seconds, scratch, scratch_office
+from sqlmodel import Session, col, select
 
-from bounce_samples import CORPUS, bounce_sample  # noqa: E402
-from post_office import Player, PostOffice, recipient, scratch_office  # noqa: E402
-from sqlmodel import Session, col, select  # noqa: E402
-from test_bounced_mail import deliver_raw  # noqa: E402
-
-from pbem.mail.bounce_reasons import HARD, SERVICE_SIDE, SOFT, Reason  # noqa: E402
-from pbem.store.game_records import MatchRecord, MatchStatus, Player as PlayerRow  # noqa: E402
-from pbem.store.mail_records import OutboundMail  # noqa: E402
+from bounce_samples import CORPUS, bounce_sample  # (tests and tests/service: the rig puts them on the path)
+from post_office import recipient
+from test_bounced_mail import deliver_raw
+from pbem.mail.bounce_reasons import HARD, SERVICE_SIDE, SOFT, Reason
+from pbem.store.game_records import MatchRecord, MatchStatus, Player as PlayerRow
+from pbem.store.mail_records import OutboundMail
 
 SMALL = ("postfix", "sendmail-v5", "postfix-spamhaus", "exim-mailbox-full", "postfix-delayed", "amazonses-json")
 
@@ -87,15 +80,14 @@ def main() -> None:
     told: Counter[str] = Counter()
     counted: Counter[str] = Counter()
     answered = 0
-    with tempfile.TemporaryDirectory(prefix="pbem-bounces-") as temporary:
-        office = scratch_office(Path(temporary), 1)
+    with scratch() as directory:
+        office = scratch_office(directory, 1)
         cpu = 0.0
         for number, name in enumerate(names):
             kind = kind_of(CORPUS[name].reason)
-            before = resource.getrusage(resource.RUSAGE_SELF)
+            before = cpu_seconds()
             was_told, was_counted, was_answered = one(office, number, name)
-            after = resource.getrusage(resource.RUSAGE_SELF)
-            cpu += after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            cpu += cpu_seconds() - before
             seen[kind] += 1
             told[kind] += was_told
             counted[kind] += was_counted

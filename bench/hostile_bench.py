@@ -12,25 +12,19 @@ tracemalloc sees in one further run.  Goal: at most 0.2 s and 50 MB for every ma
 from __future__ import annotations
 
 import argparse
-import sys
-import tempfile
 import time
 import tracemalloc
 from functools import partial
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+from rig import SERVICE, scratch, write_config
 
-from hostile_corpus import hostile_mails  # noqa: E402
-
-from pbem.config import load_config  # noqa: E402
-from pbem.daemon.pipeline import MailPipeline  # noqa: E402
-from pbem.mail.headers import message_id_of  # noqa: E402
-from pbem.mail.sinks import MaildirSink  # noqa: E402
-from pbem.mail.sources import MaildirSource  # noqa: E402
-from pbem.service import handle_mail  # noqa: E402
-from pbem.store.db import create_schema, make_engine  # noqa: E402
+from hostile_corpus import hostile_mails  # (tests: the rig puts it on the path)
+from pbem.daemon.pipeline import MailPipeline
+from pbem.mail.headers import message_id_of
+from pbem.mail.sinks import MaildirSink
+from pbem.mail.sources import MaildirSource
+from pbem.service import handle_mail
+from pbem.store.db import create_schema, make_engine
 
 GOAL_SECONDS = 0.2
 GOAL_BYTES = 50 * 2**20
@@ -45,17 +39,14 @@ def main() -> None:
     args = parser.parse_args()
     if args.small:
         args.max_bytes, args.repeat = 20_000, 1
-    with tempfile.TemporaryDirectory() as directory:
-        config_path = Path(directory) / "pbem.toml"
-        config_path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{directory}/data"\n'
-                               f"[limits]\nmax_mail_bytes = {args.max_bytes}\n", "utf-8")
-        config = load_config(config_path)
+    with scratch() as directory:
+        config = write_config(directory, limits={"max_mail_bytes": args.max_bytes})
         engine = make_engine(config.database.url)
         create_schema(engine)
         pipeline = MailPipeline(engine, MaildirSource(config.inbox_dir), MaildirSink(config.outbox_dir),
                                 partial(handle_mail, config=config))
         rows = []
-        for number, (name, raw) in enumerate(hostile_mails("backgammon@localhost", args.max_bytes)):
+        for number, (name, raw) in enumerate(hostile_mails(SERVICE[0], args.max_bytes)):
             seconds = []
             for attempt in range(args.repeat + 1):
                 fresh = raw.replace(b"Message-ID: <corpus", f"Message-ID: <{number}.{attempt}".encode(), 1)

@@ -4,8 +4,8 @@
                                [--reviews 10] [--reviews-in-thread] [--database postgresql]
                                [--whole-games 10] [--profile] [--daemon-core N] [--small]
 
-Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own
-(tests/mail_server/mail_servers.py), started privately on loopback ports.
+Needs Dovecot (`apt-get install dovecot-imapd`); the servers are the tests' own, started by the
+benches' rig (bench/rig.py) privately on loopback ports.
 
 - pipeline (one daemon): `--games` games are running; in each round the player to act in every
   game mails a move at once (roll, take or a move, as a player would answer). A round is timed
@@ -53,47 +53,34 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email import message_from_bytes
-from email.parser import BytesHeaderParser
 from email.message import EmailMessage
+from email.parser import BytesHeaderParser
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "mail_server"))
 
 import aiosmtplib
 from aioimaplib import aioimaplib
-from live_office import LivePostOffice
-from mail_servers import SMTP_POLICY, Dovecot, Received, SmtpServer, crlf
-from post_office import LoadedDice, Player
-from postgres_server import PostgresServer
+from rig import (ROOT, SERVICE, CpuMeter, LivePostOffice, LoadedDice, Player, PostgresServer, directory_of, live_office,
+                 log_of, next_answer, pair_up, percentile, postgresql, sampling, serving, start_match)
 from sqlmodel import Session, select
 
-from pbem.config import Config, load_config
+from mail_servers import SMTP_POLICY, Dovecot, Received, SmtpServer, crlf  # (tests/mail_server: the rig puts it on the path)
+from pbem.config import Config
 from pbem.periodic import PeriodicJob
 from pbem.mail.local_client import compose_reply
 from pbem.service.jobs.review_job import in_process, review_job, run_reviews
-from pbem.store.game_records import MatchStatus, ReviewJob
+from pbem.store.game_records import ReviewJob
 from pbem.store.mail_records import InboundMail
 
-SERVICE = ("backgammon@localhost", "service-secret")
 REVIEW_GAMES = ROOT / "tests" / "data" / "review_games.json"
 MAX_MOVES_DURING_REVIEWS = 500
 SETTLE_POLL_SECONDS = 0.05
 """How often the players look whether the round is over: rarely enough to leave the daemon the
 CPU (rounds are timed by the SMTP server's clock, not by this poll)."""
-DAEMON_STOP_SECONDS = 30.0
 CORES = os.cpu_count() or 1
 PROFILE_RATE = 250
 """py-spy's samples per second with --profile."""
@@ -115,7 +102,7 @@ class Rounds:
     client replays exactly these."""
 
     cpu: dict[str, float] = field(default_factory=dict)
-    """CPU seconds spent during the rounds, per kind of process (see :class:`CpuMeter`)."""
+    """CPU seconds spent during the rounds, per kind of process (see :class:`rig.CpuMeter`)."""
 
     @property
     def rate(self) -> float:
@@ -123,62 +110,6 @@ class Rounds:
 
     def cpu_ms_per_move(self, kind: str) -> float:
         return 1000 * self.cpu.get(kind, 0.0) / self.moves if self.moves else float("nan")
-
-
-class CpuMeter:
-    """CPU time from /proc (the kernel's count, not the daemon's own): of the whole machine
-    (``machine``: every process, also those that ended meanwhile) and of the processes of
-    each kind: ``daemons`` (the `pbem serve` processes themselves), ``reviews`` (their children:
-    the review job's worker process), ``postgresql``, ``dovecot``, and ``bench`` (this process:
-    the players and the SMTP server)."""
-
-    TICK = os.sysconf("SC_CLK_TCK")
-    KINDS = ("daemons", "reviews", "postgresql", "dovecot", "bench")
-
-    def __init__(self, daemons: list[int]) -> None:
-        self.daemons = set(daemons)
-
-    def read(self) -> dict[object, float]:
-        """The machine's busy seconds (key ``machine``) and each process's (key: its pid and kind)."""
-        counts: dict[object, float] = {}
-        with open("/proc/stat") as stat:
-            user, nice, system, idle, iowait, irq, softirq, steal = map(int, stat.readline().split()[1:9])
-        counts["machine"] = (user + nice + system + irq + softirq + steal) / self.TICK
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                raw = (entry / "stat").read_text()
-            except OSError:
-                continue
-            name, fields = raw[raw.index("(") + 1:raw.rindex(")")], raw.rpartition(")")[2].split()
-            kind = self._kind(int(entry.name), name, int(fields[1]))
-            if kind is not None:
-                counts[(int(entry.name), kind)] = (int(fields[11]) + int(fields[12])) / self.TICK
-        return counts
-
-    @staticmethod
-    def spent(before: dict[object, float], after: dict[object, float]) -> dict[str, float]:
-        """Seconds per kind between two readings: what each process running at the second spent
-        since the first (a process that ended in between is counted in ``machine`` only)."""
-        spent = dict.fromkeys(("machine", *CpuMeter.KINDS), 0.0)
-        for key, seconds in after.items():
-            kind = key if isinstance(key, str) else key[1]  # type: ignore[index]
-            spent[kind] += seconds - before.get(key, 0.0)
-        return spent
-
-    def _kind(self, pid: int, name: str, parent: int) -> str | None:
-        if pid in self.daemons:
-            return "daemons"
-        if parent in self.daemons:
-            return "reviews"
-        if pid == os.getpid():
-            return "bench"
-        if name.startswith(("postgres", "postmaster")):
-            return "postgresql"
-        if name in ("dovecot", "imap", "imap-login", "auth", "anvil", "log", "config", "stats"):
-            return "dovecot"
-        return None
 
 
 def main() -> None:
@@ -213,12 +144,8 @@ def main() -> None:
         args.daemon_core = cores[-1]  # so that CI runs the pinning too
     if args.database == "postgresql":
         several_daemons(args.games, args.rounds)
-        server = PostgresServer()
-        server.start()
-        try:
+        with postgresql() as server:
             whole_games(server.new_database(), args.whole_games, args.profile, args.small)
-        finally:
-            server.stop()
     else:
         one_daemon(args)
         whole_games(None, args.whole_games, args.profile, args.small, args.daemon_core)
@@ -235,15 +162,14 @@ def whole_games(database: str | None, games: int, profile: bool, small: bool = F
     rounds = 2 if small else 10**6
     if daemon_core is not None:  # before the mail servers start: they inherit it
         os.sched_setaffinity(0, set(os.sched_getaffinity(0)) - {daemon_core})
-    with mail_servers() as (dovecot, smtp), scratch_dir() as scratch:
-        path = write_config(scratch, dovecot, smtp, database=database)
-        office = LivePostOffice(load_config(path), dovecot, smtp)
-        with serving(path, 1, scratch, None if daemon_core is None else [daemon_core]) as pids:
-            meter = CpuMeter(pids)
+    with live_office(database) as office:
+        profiled = directory_of(office.config) / "profile.txt"
+        with serving(office.config, 1, None if daemon_core is None else [daemon_core]) as daemons:
+            meter = CpuMeter([daemon.pid for daemon in daemons])
             if not small:
                 play_rounds(office, start_games(office, 1, terms=""), rounds)
                 wait_for_reviews(office, 1)
-            with sampling(pids[0], scratch / "profile.txt" if profile else None):
+            with sampling(daemons[0].pid, profiled if profile else None, PROFILE_RATE):
                 before, mails_before = meter.read(), len(office.delivered_at)
                 play_rounds(office, start_games(office, games, terms="", first=1), rounds)
                 if not small:
@@ -262,29 +188,12 @@ def whole_games(database: str | None, games: int, profile: bool, small: bool = F
               f"{1000 * spent['dovecot'] / mails:.1f} ms, this process (SMTP server, players) "
               f"{1000 * spent['bench'] / mails:.1f} ms")
         if profile:
-            sys.path.insert(0, str(ROOT / "bench"))
             from profile_bench import report  # noqa: PLC0415
 
             if keep := os.environ.get("PBEM_KEEP_PROFILE"):
-                shutil.copy(scratch / "profile.txt", keep)
-            report((scratch / "profile.txt").read_text(encoding="utf-8"), mails, 1000 * spent["daemons"],
+                shutil.copy(profiled, keep)
+            report(profiled.read_text(encoding="utf-8"), mails, 1000 * spent["daemons"],
                    argparse.Namespace(database="postgresql" if database else "sqlite", rate=PROFILE_RATE))
-
-
-@contextmanager
-def sampling(pid: int, output: Path | None) -> Iterator[None]:
-    """With `output`, py-spy samples process `pid` (every thread) into it while the block runs."""
-    if output is None:
-        yield
-        return
-    spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid), "--format", "raw",
-                            "--rate", str(PROFILE_RATE), "--threads", "--nonblocking", "--output", str(output)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        yield
-    finally:
-        spy.send_signal(signal.SIGINT)
-        spy.wait(DAEMON_STOP_SECONDS)
 
 
 def wait_for_reviews(office: LivePostOffice, count: int, timeout: float = 600.0) -> None:
@@ -301,9 +210,8 @@ def wait_for_reviews(office: LivePostOffice, count: int, timeout: float = 600.0)
 
 def one_daemon(args: argparse.Namespace) -> None:
     """The daemon in this process on SQLite, the latencies, and the bare client on the same servers."""
-    with mail_servers() as (dovecot, smtp), scratch_dir() as scratch:
-        config = load_config(write_config(scratch, dovecot, smtp))
-        office = LivePostOffice(config, dovecot, smtp, LoadedDice(seed=args.seed))
+    with live_office(dice=LoadedDice(seed=args.seed)) as office:
+        config, dovecot, smtp = office.config, office.dovecot, office.smtp
         office.jobs.append(reviewing(config, office, args.reviews_in_thread))
         pipeline, latencies, reviewed = office.run(
             lambda: play(office, args.games, args.rounds, args.latency_moves, args.reviews))
@@ -341,14 +249,12 @@ def several_daemons(games: int, rounds: int) -> None:
     pinned = len(own_cores) >= 2 + 2
     if pinned:  # PostgreSQL and Dovecot are started by this process: they inherit the rest
         os.sched_setaffinity(0, own_cores[2:])
-    server = PostgresServer()
-    server.start()
     try:
-        results = {daemons: daemons_on_postgresql(server, daemons, games, rounds,
-                                                  own_cores[:daemons] if pinned else None)
-                   for daemons in (1, 2)}
+        with postgresql() as server:
+            results = {daemons: daemons_on_postgresql(server, daemons, games, rounds,
+                                                      own_cores[:daemons] if pinned else None)
+                       for daemons in (1, 2)}
     finally:
-        server.stop()
         os.sched_setaffinity(0, own_cores)
     for daemons, (played, duplicates, shares) in results.items():
         print(f"{daemons} daemon{'s' if daemons > 1 else ' '}:   {played.moves} moves in {played.seconds:.2f} s = "
@@ -383,41 +289,12 @@ def several_daemons(games: int, rounds: int) -> None:
 
 def daemons_on_postgresql(server: PostgresServer, daemons: int, games: int, rounds: int,
                           cores: list[int] | None) -> tuple[Rounds, str, list[Counter[str]]]:
-    with mail_servers() as (dovecot, smtp), scratch_dir() as scratch:
-        path = write_config(scratch, dovecot, smtp, database=server.new_database())
-        office = LivePostOffice(load_config(path), dovecot, smtp)  # its schema made before the daemons start
-        with serving(path, daemons, scratch, cores) as processes:
-            played = play_rounds(office, start_games(office, games), rounds, CpuMeter(processes))
-        shares = [log_counts(scratch / f"serve-{number}.log") for number in range(daemons)]
+    with live_office(server.new_database()) as office:  # its schema made before the daemons start
+        with serving(office.config, daemons, cores) as processes:
+            played = play_rounds(office, start_games(office, games), rounds,
+                                 CpuMeter([process.pid for process in processes]))
+        shares = [log_counts(log_of(office.config, number)) for number in range(daemons)]
         return played, duplicates(office, played.mailed), shares
-
-
-@contextmanager
-def serving(config: Path, daemons: int, scratch: Path, cores: list[int] | None = None) -> Iterator[list[int]]:
-    """`daemons` processes of `pbem serve` on `config` (their pids), stopped with SIGTERM at the end;
-    with `cores`, daemon i runs on core ``cores[i]`` alone (taskset)."""
-    processes = []
-    try:
-        for number in range(daemons):
-            log = open(scratch / f"serve-{number}.log", "wb")
-            pin = ["taskset", "-c", str(cores[number])] if cores is not None else []
-            processes.append(subprocess.Popen([*pin, sys.executable, "-m", "pbem.cli", "serve", "--config", str(config)],
-                                              stdout=log, stderr=subprocess.STDOUT, cwd=ROOT))
-            log.close()
-        yield [process.pid for process in processes]
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for number, process in enumerate(processes):
-            try:
-                process.wait(DAEMON_STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            if process.returncode not in (0, -signal.SIGTERM):
-                print(f"pbem serve {number} ended with {process.returncode}:\n"
-                      + (scratch / f"serve-{number}.log").read_text(errors="replace")[-3000:], file=sys.stderr)
 
 
 LOGGED = ("applied", "ignored", "changed meanwhile", "sent")
@@ -468,14 +345,8 @@ def start_games(office: LivePostOffice, games: int, terms: str = "match 15",
                 first: int = 0) -> list[tuple[int, tuple[Player, Player]]]:
     """`games` matches on `terms` (default: to 15 points), invited and accepted by mail:
     (match id, (white, black)); the players are numbered from `first`."""
-    pairs = []
-    for number in range(first, first + games):
-        inviter = Player(office, f"white{number}@example.org", f"White {number}")
-        invitee = Player(office, f"black{number}@example.org", f"Black {number}")
-        inviter.write_confirmed(f"invite {invitee.address} {terms}".strip())
-        invitee.reply("accept")
-        pairs.append((office.matches()[-1].id, (inviter, invitee)))
-    return pairs
+    return [(start_match(office, players, terms), players)
+            for players in pair_up(office, games, ("white", "black"), first)]
 
 
 def play_rounds(office: LivePostOffice, pairs: list[tuple[int, tuple[Player, Player]]], rounds: int,
@@ -600,14 +471,8 @@ def reviews_done(office: LivePostOffice) -> int:
 
 def next_move(office: LivePostOffice, match_id: int, players: tuple[Player, Player]) -> tuple[Player, EmailMessage] | None:
     """The mail the player to act would write now (None when the match is over)."""
-    table = office.table(match_id)
-    if table.status is not MatchStatus.RUNNING or table.game is None or table.game.to_act is None:
-        return None
-    seat = table.game.to_act
-    player = players[seat]
-    last = player.last_of(table.token(seat))
-    command = player.next_command(seat, last) if last is not None else None
-    return None if command is None else (player, compose_reply(player.sender, last, command))
+    found = next_answer(office, players, match_id)
+    return None if found is None else (found[0], compose_reply(found[0].sender, found[1], found[2]))
 
 
 async def bare_client(dovecot: Dovecot, smtp: SmtpServer, traffic: list[tuple[list[bytes], list[Received]]],
@@ -677,68 +542,6 @@ def service_seconds(office: LivePostOffice) -> list[float]:
     with Session(office.engine) as session:
         return [(row.processed_at - row.received_at).total_seconds()
                 for row in session.exec(select(InboundMail)).all() if row.processed_at is not None]
-
-
-@contextmanager
-def mail_servers() -> Iterator[tuple[Dovecot, SmtpServer]]:
-    """A private Dovecot with the service's mailbox, and an SMTP server that records what it gets."""
-    dovecot, smtp = Dovecot(dict([SERVICE])), SmtpServer()
-    dovecot.start()
-    smtp.start()
-    try:
-        yield dovecot, smtp
-    finally:
-        smtp.stop()
-        dovecot.remove()
-
-
-@contextmanager
-def scratch_dir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="pbem-bench-"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def write_config(scratch: Path, dovecot: Dovecot, smtp: SmtpServer, database: str | None = None) -> Path:
-    """The daemon's config: IMAP with IDLE and SMTP on the private servers; SQLite in the data
-    directory, or the `database` URL."""
-    data_dir = scratch / "data"
-    data_dir.mkdir()
-    path = scratch / "pbem.toml"
-    path.write_text(f"""
-[service]
-address = "{SERVICE[0]}"
-data_dir = "{data_dir}"
-
-[imap]
-host = "127.0.0.1"
-port = {dovecot.port}
-security = "none"
-username = "{SERVICE[0]}"
-password = "{SERVICE[1]}"
-poll_interval = 60
-idle = true
-
-[smtp]
-host = "127.0.0.1"
-port = {smtp.port}
-security = "none"
-
-[limits]
-invitations_per_day = 0
-
-[web]
-enabled = false                      # the mail alone (several daemons here would need a port each)
-""" + (f'\n[database]\nurl = "{database}"\n' if database else ""), encoding="utf-8")
-    return path
-
-
-def percentile(values: list[float], percent: int) -> float:
-    if len(values) < 2:
-        return values[0] if values else float("nan")
-    return statistics.quantiles(values, n=100, method="inclusive")[percent - 1]
 
 
 if __name__ == "__main__":

@@ -18,18 +18,12 @@ of each kind, for CI (a few seconds).
 from __future__ import annotations
 
 import argparse
-import sys
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "service"))
+from rig import Player, PostOffice, pair_up, scratch, scratch_office, start_match
 
-from post_office import Player, PostOffice, invite_and_accept, play_turn, scratch_office, text_of  # noqa: E402
-
-from pbem.store.game_records import MatchStatus  # noqa: E402
+from post_office import play_turn, text_of  # (tests/service: the rig puts it on the path)
+from pbem.store.game_records import MatchStatus
 
 MAX_STEPS = 2000
 
@@ -61,10 +55,8 @@ def _counted(players: list[Player]) -> Count:
 
 def human_game(office: PostOffice, number: int, old_defaults: bool) -> Count:
     """Two players invite, accept and play one single game to the end."""
-    anna = Player(office, f"anna{number}@example.org", f"Anna {number}")
-    ben = Player(office, f"ben{number}@example.org", f"Ben {number}")
-    match_id = invite_and_accept(office, anna, ben, f"invite ben{number}@example.org")
-    players = (anna, ben)
+    (players,) = pair_up(office, 1, first=number)
+    match_id = start_match(office, players)
     if old_defaults:
         for seat, player in enumerate(players):
             player.reply("copies on\nautomove off", to=player.last_of(office.table(match_id).token(seat)))
@@ -102,8 +94,8 @@ def main() -> None:
     options = parser.parse_args()
     if options.small:
         options.games, options.assistant_games = 1, 1
-    with tempfile.TemporaryDirectory(prefix="pbem-mail-count-") as temporary:
-        office = scratch_office(Path(temporary), options.seed)
+    with scratch() as directory:
+        office = scratch_office(directory, options.seed)
         humans, assistant = Count(), Count()
         for number in range(options.games):
             humans.add(human_game(office, number, options.old_defaults))

@@ -32,7 +32,6 @@ import random
 import re
 import secrets
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -41,26 +40,21 @@ from datetime import datetime, timedelta, timezone
 from email.message import EmailMessage
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "service"))
-sys.path.insert(0, str(ROOT / "bench"))
+from population_checks import Checker, call_of, flat, ids_of, recipient, text_of, token_of
+from rig import scratch, scratch_office
+from sqlmodel import Session, col, select
 
-from mail_clients import CLIENTS, _quoted, _reply_headers  # noqa: E402
-from population_checks import Checker, call_of, flat, ids_of, recipient, text_of, token_of  # noqa: E402
-from post_office import LoadedDice, PostOffice  # noqa: E402
-from sqlmodel import Session, col, select  # noqa: E402
-
-from pbem.config import load_config  # noqa: E402
-from pbem.mail.local_client import compose_mail  # noqa: E402
-from pbem.rules.gnubg_ids import match_id_state, position_from_id  # noqa: E402
-from pbem.rules.moves import legal_plays  # noqa: E402
-from pbem.rules.notation import Colour, Numbering, format_play  # noqa: E402
-from pbem.service import handle_mail  # noqa: E402
-from pbem.service.jobs.clock_job import check_clocks  # noqa: E402
-from pbem.service.jobs.ladder_job import expire_challenges  # noqa: E402
-from pbem.service.jobs.review_job import in_process, run_reviews  # noqa: E402
-from pbem.store.db import utc_now  # noqa: E402
-from pbem.store.game_records import MatchRecord, MatchStatus, TournamentRecord  # noqa: E402
+from mail_clients import CLIENTS, _quoted, _reply_headers  # (tests/service: the rig puts it on the path)
+from pbem.mail.local_client import compose_mail
+from pbem.rules.gnubg_ids import match_id_state, position_from_id
+from pbem.rules.moves import legal_plays
+from pbem.rules.notation import Colour, Numbering, format_play
+from pbem.service import handle_mail
+from pbem.service.jobs.clock_job import check_clocks
+from pbem.service.jobs.ladder_job import expire_challenges
+from pbem.service.jobs.review_job import in_process, run_reviews
+from pbem.store.db import utc_now
+from pbem.store.game_records import MatchRecord, MatchStatus, TournamentRecord
 
 STYLES = {"en": ("gmail", "outlook_html_only", "thunderbird", "apple_mail", "mutt"),
           "de": ("gmail_de", "outlook_html_only_de", "outlook_desktop_de", "thunderbird_de", "apple_mail_de", "mutt")}
@@ -157,15 +151,10 @@ class Member:
 
 class Population:
     def __init__(self, directory: Path, players: int, seed: int, dump: Path | None = None) -> None:
-        data = directory / "data"
-        data.mkdir()
-        config_file = directory / "pbem.toml"
-        config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data}"\n'
-                               '[web]\nenabled = false\n[credits]\nstart = 20\n[assistant]\nplies = 1\n', encoding="utf-8")
-        self.config = load_config(config_file)
+        self.office = scratch_office(directory, seed, credits={"start": 20}, assistant={"plies": 1})
+        self.config = self.office.config
         self.clock = Clock(datetime(2026, 11, 21, 9, tzinfo=timezone.utc) if dump else None)
         self.dump = dump.open("w", encoding="utf-8") if dump else None
-        self.office = PostOffice(self.config, LoadedDice(seed=seed))
         self.office.pipeline.handler = lambda session, raw, inbound: handle_mail(
             session, raw, inbound, self.config, self.office.dice, now=self.clock.now)
         self.office.pipeline.clock = lambda: self.clock.now
@@ -445,8 +434,8 @@ def main() -> int:
         parser.error(f"--players: at least {-(-PARTS // 3)} (each takes at most three of the {PARTS} parts), or --small")
     if options.dump:
         seed_secrets(options.seed)
-    with tempfile.TemporaryDirectory(prefix="pbem-population-") as temporary:
-        population = Population(Path(temporary), options.players, options.seed, options.dump)
+    with scratch() as directory:
+        population = Population(directory, options.players, options.seed, options.dump)
         cast(population, options.small)
         started, clock_start = time.perf_counter(), population.clock.now
         steps = population.run()

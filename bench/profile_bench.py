@@ -25,18 +25,18 @@ import argparse
 import asyncio
 import collections
 import os
-import resource
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+from contextlib import ExitStack
 from email.message import EmailMessage
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from rig import cpu_seconds, pair_up, postgresql, py_spy, scratch, scratch_office, start_match
+
 PARTS = (
-    ("the scripted players", ("post_office.py", "local_client.py", "bench/profile_bench.py")),
+    ("the scripted players", ("post_office.py", "local_client.py", "bench/profile_bench.py", "bench/rig.py")),
     ("database (SQLAlchemy, psycopg, sqlite3)", ("sqlalchemy/", "sqlmodel/", "psycopg/", "sqlite3/", "alembic/")),
     ("board picture (Pillow)", ("render/board_image.py", "PIL/")),
     ("composing mails (email)", ("mail/composing.py", "email/generator.py", "email/message.py", "email/_header",
@@ -70,13 +70,11 @@ def main() -> None:
     if options.child:
         play(options)
         return
-    with tempfile.TemporaryDirectory(prefix="pbem-profile-") as temporary:
-        raw = Path(temporary) / "profile.txt"
-        figures = Path(temporary) / "figures.txt"
+    with scratch() as directory:
+        raw, figures = directory / "profile.txt", directory / "figures.txt"
         command = [sys.executable, __file__, "--child", "--moves", str(options.moves), "--database", options.database,
                    "--seed", str(options.seed)]
-        spy = [str(Path(sys.executable).parent / "py-spy"), "record", "--format", "raw", "--rate", str(options.rate),
-               "--output", str(raw), "--threads", "--nonblocking", "--"]
+        spy = [*py_spy(options.rate, raw), "--"]
         environment = {**os.environ, "PBEM_PROFILE_FIGURES": str(figures)}
         finished = subprocess.run([*spy, *command], capture_output=True, text=True, env=environment)
         if finished.returncode != 0 or not raw.exists():
@@ -140,23 +138,15 @@ def _function(frame: str) -> str:
 
 def play(options: argparse.Namespace) -> None:
     """The child: whole single games by mail until ``--moves`` mails were applied."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    sys.path.insert(0, str(ROOT / "tests" / "service"))
-    from post_office import Player, play_turn, scratch_office  # noqa: PLC0415
-
+    from post_office import play_turn  # noqa: PLC0415  (tests/service: the rig puts it on the path)
     from sqlalchemy import event  # noqa: PLC0415
 
     from pbem.store.game_records import MatchStatus  # noqa: PLC0415
 
-    server = None
-    with tempfile.TemporaryDirectory(prefix="pbem-profile-child-") as temporary:
-        database = ""
-        if options.database == "postgresql":
-            from postgres_server import PostgresServer  # noqa: PLC0415
-            server = PostgresServer()
-            server.start()
-            database = f'[database]\nurl = "{server.new_database()}"\n'
-        office = scratch_office(Path(temporary), options.seed, database)
+    with ExitStack() as stack:
+        directory = stack.enter_context(scratch())
+        database = stack.enter_context(postgresql()).new_database() if options.database == "postgresql" else None
+        office = scratch_office(directory, options.seed, database)
 
         def run() -> list[EmailMessage]:
             """What `pbem serve` does for each mail: apply it, then send its answers (the rest of
@@ -177,26 +167,19 @@ def play(options: argparse.Namespace) -> None:
         event.listen(office.engine, "before_cursor_execute", lambda *_: count("statements"))
         event.listen(office.engine, "commit", lambda *_: count("transactions"))
         applied, number = 0, 0
-        started = resource.getrusage(resource.RUSAGE_SELF)
-        wall = time.perf_counter()
+        started, wall = cpu_seconds(), time.perf_counter()
         while applied < options.moves:
             number += 1
-            anna = Player(office, f"anna{number}@example.org", f"Anna {number}")
-            ben = Player(office, f"ben{number}@example.org", f"Ben {number}")
-            anna.write_confirmed(f"invite {ben.address}")
-            ben.reply("accept")
+            (players,) = pair_up(office, 1, first=number)
+            match_id = start_match(office, players)
             applied += 3
-            match_id = office.table().id
             while applied < options.moves and office.table(match_id).status is MatchStatus.RUNNING:
-                play_turn(office, (anna, ben), match_id)
+                play_turn(office, players, match_id)
                 applied += 1
-        used = resource.getrusage(resource.RUSAGE_SELF)
-        cpu_ms = ((used.ru_utime - started.ru_utime) + (used.ru_stime - started.ru_stime)) * 1000
+        cpu_ms = (cpu_seconds() - started) * 1000
         print(f"{applied} mails applied in {time.perf_counter() - wall:.1f} s", file=sys.stderr)
         Path(os.environ["PBEM_PROFILE_FIGURES"]).write_text(
             f"{applied} {cpu_ms} {counts['statements']} {counts['transactions']}", encoding="utf-8")
-    if server is not None:
-        server.stop()
 
 
 if __name__ == "__main__":

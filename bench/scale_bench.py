@@ -53,36 +53,34 @@ import argparse
 import base64
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "service"))
-sys.path.insert(0, str(ROOT / "tests"))
+from rig import (LoadedDice, Player, PostgresServer, PostOffice, children, database_table, log_of, memory_kb,
+                 next_answer, postgresql, serving, write_config)
+from sqlalchemy import Table, func, select, text, update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, SQLModel
 
-from post_office import LoadedDice, Player, PostOffice, invite_and_accept, play_to_end, text_of  # noqa: E402
-from sqlalchemy import Table, func, select, text, update  # noqa: E402
-from sqlalchemy.engine import Engine  # noqa: E402
-from sqlmodel import Session, SQLModel  # noqa: E402
-
-from pbem.config import Config, load_config  # noqa: E402
-from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir  # noqa: E402
-from pbem.service.jobs.clock_job import check_clocks  # noqa: E402
-from pbem.service.jobs.retention import prune_mail  # noqa: E402
-from pbem.service.pages.reports import GamesWanted, games_rows  # noqa: E402
-from pbem.store.db import create_schema, import_model_modules, make_engine, upgrade_schema, utc_now  # noqa: E402
-from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Seat, count_rating_bands  # noqa: E402
-from pbem.store.game_records import Player as PlayerRow  # noqa: E402
-from pbem.store.mail_records import InboundMail, OutboundMail  # noqa: E402
+from post_office import invite_and_accept, play_to_end, text_of  # (tests/service: the rig puts it on the path)
+from pbem.config import Config
+from pbem.mail.local_client import compose_mail, compose_reply, deliver_to_maildir
+from pbem.service.jobs.clock_job import check_clocks
+from pbem.service.pages.reports import GamesWanted, games_rows
+from pbem.service.jobs.retention import prune_mail
+from pbem.store.db import create_schema, import_model_modules, make_engine, upgrade_schema, utc_now
+from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, Seat, count_rating_bands
+from pbem.store.game_records import Player as PlayerRow
+from pbem.store.mail_records import InboundMail, OutboundMail
 
 CHUNK = 2000
 PROBE_HISTORY = 50
@@ -96,20 +94,14 @@ def table_of(model: type[SQLModel]) -> Table:
     return table
 
 
-def write_config(directory: Path, url: str | None, **limits: int) -> Config:
+def configure(directory: Path, url: str | None, **limits: int) -> Config:
     """A config for the embedded default (Maildir in and out) on ``directory``, with ``limits``.
 
     Anna asks for ``games`` and ``ratings`` in new mails again and again: a mail that proves
     nothing of its sender is answered at most ``confirmations_per_day`` times a day (issue 34),
     so the bench lifts that limit."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "data").mkdir(exist_ok=True)
-    database = f'[database]\nurl = "{url}"\n' if url else ""
-    table = "".join(f"{name} = {value}\n" for name, value in {"confirmations_per_day": 1_000_000, **limits}.items())
-    path = directory / "pbem.toml"
-    path.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{directory / "data"}"\n{database}'
-                    f'[limits]\n{table}', encoding="utf-8")
-    return load_config(path)
+    return write_config(directory, database=database_table(url),
+                        limits={"confirmations_per_day": 1_000_000, **limits})
 
 
 # -- 1. the documents to copy ------------------------------------------------------------------
@@ -136,7 +128,7 @@ def rows(engine: Engine, model: type[SQLModel], *where: Any) -> list[dict[str, A
 def play_templates(directory: Path) -> Templates:
     """Play a single game to its end and a 5-point match a few turns through the service."""
     shutil.rmtree(directory, ignore_errors=True)
-    config = write_config(directory, None)
+    config = configure(directory, None)
     office = PostOffice(config, LoadedDice(seed=3))
     anna, ben = Player(office, ANNA, "Anna"), Player(office, BEN, "Ben")
     finished = invite_and_accept(office, anna, ben, f"invite {BEN}")
@@ -162,14 +154,9 @@ def play_templates(directory: Path) -> Templates:
 def play_turn(office: PostOffice, players: tuple[Player, Player], match_id: int) -> Timing:
     """The player to act answers their last mail as a player would; returns the time from
     delivering that mail to its answers in the outbox."""
-    table = office.table(match_id)
-    assert table.game is not None and table.game.to_act is not None, "the probe match ended"
-    seat = table.game.to_act
-    player = players[seat]
-    last = player.last_of(table.token(seat))
-    assert last is not None
-    command = player.next_command(seat, last)
-    assert command, text_of(last)
+    found = next_answer(office, players, match_id)
+    assert found is not None, f"the probe match ended, or its last mail asks nothing:\n{text_of(players[0].last)}"
+    player, last, command = found
     return timed(lambda: player.reply(command, to=last))
 
 
@@ -409,19 +396,6 @@ def time_games_query(config: Config, finished: int) -> list[tuple[str, float]]:
     return results
 
 
-def memory_kb(pid: int) -> dict[str, int]:
-    status = Path(f"/proc/{pid}/status").read_text()
-    return {line.split(":")[0]: int(line.split()[1]) for line in status.splitlines()
-            if line.startswith(("VmRSS", "VmHWM"))}
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
-    return found
-
-
 def daemon_memory(config: Config, result: Probe) -> tuple[dict[str, int], list[dict[str, int]], float]:
     """Run ``pbem serve`` on the database until it has answered a move, a games and a ratings
     mail; its memory and its workers', and the seconds that took."""
@@ -433,19 +407,12 @@ def daemon_memory(config: Config, result: Probe) -> tuple[dict[str, int], list[d
         return sum(1 for path in failed.rglob("*") if path.is_file())
 
     before, shunted_before = len(list(outbox.iterdir())), shunted()
-    table = office.table(result.match_id)
-    assert table.game is not None and table.game.to_act is not None
-    seat = table.game.to_act
-    player = result.players[seat]
-    last = player.last_of(table.token(seat))
-    command = player.next_command(seat, last)
-    assert last is not None and command
+    found = next_answer(office, result.players, result.match_id)
+    assert found is not None
+    player, last, command = found
     office.engine.dispose()
-    log = Path(str(config.source)).parent / "serve.log"
-    daemon = subprocess.Popen([*pbem_command(), "serve", "--config", str(config.source)],
-                              stdout=subprocess.DEVNULL, stderr=log.open("wb"))
-    start = time.perf_counter()
-    try:
+    with serving(config) as (daemon,):
+        start = time.perf_counter()
         for message in (compose_reply(player.sender, last, command),
                         compose_mail(result.players[0].sender, config.service.address, "pbem", "games"),
                         compose_mail(result.players[0].sender, config.service.address, "pbem", "ratings")):
@@ -454,14 +421,11 @@ def daemon_memory(config: Config, result: Probe) -> tuple[dict[str, int], list[d
             problem = ("ended" if daemon.poll() is not None else "shunted a mail" if shunted() > shunted_before
                        else "did not answer in 5 minutes" if time.perf_counter() - start > 300 else None)
             if problem:
-                raise RuntimeError(f"pbem serve {problem}; its log {log}:\n{log.read_text()[-3000:]}")
+                raise RuntimeError(f"pbem serve {problem}; its log:\n{log_of(config).read_text()[-3000:]}")
             time.sleep(0.2)
         answered = time.perf_counter() - start
         time.sleep(3)  # the clock job and the review job have run once
         return memory_kb(daemon.pid), [memory_kb(child) for child in children(daemon.pid)], answered
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(timeout=60)
 
 
 # -- 6. storage per finished game -----------------------------------------------------------
@@ -512,7 +476,7 @@ def measure_storage(directory: Path, url: str | None, games: int) -> Storage:
     more, whose bytes are those they add to the base (so the first pages that every table and
     index takes once, and the players' rows, do not count as the games')."""
     shutil.rmtree(directory, ignore_errors=True)
-    config = write_config(directory, url, invitations_per_day=games + 1,
+    config = configure(directory, url, invitations_per_day=games + 1,
                           invitations_received_per_day=games + 1)  # every invitation in one day
     office = PostOffice(config, LoadedDice(seed=11))
     anna, ben = Player(office, ANNA, "Anna"), Player(office, BEN, "Ben")
@@ -601,24 +565,19 @@ def main() -> None:
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="pbem-scale-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    server = None
-    if args.postgresql:
-        from postgres_server import PostgresServer
-        server = PostgresServer()
-        server.start()
     try:
-        if args.storage_only:
-            run_storage(args, workdir, server)
-        else:
-            run(args, workdir, server)
+        with ExitStack() as stack:
+            server = stack.enter_context(postgresql()) if args.postgresql else None
+            if args.storage_only:
+                run_storage(args, workdir, server)
+            else:
+                run(args, workdir, server)
     finally:
-        if server is not None:
-            server.stop()
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
 
 
-def run(args: argparse.Namespace, workdir: Path, server: Any) -> None:
+def run(args: argparse.Namespace, workdir: Path, server: PostgresServer | None) -> None:
     print(f"scale bench: {args.finished:,} finished and {args.running:,} running games, "
           f"{args.samples} samples per figure, work in {workdir}")
     started = time.perf_counter()
@@ -633,7 +592,7 @@ def run(args: argparse.Namespace, workdir: Path, server: Any) -> None:
         return args.empty_database_url if name == "empty" else args.database_url
 
     shutil.rmtree(workdir / "empty", ignore_errors=True)
-    empty_config = write_config(workdir / "empty", url("empty"))
+    empty_config = configure(workdir / "empty", url("empty"))
     engine = make_engine(empty_config.database.url)
     reset(engine)
     engine.dispose()
@@ -644,7 +603,7 @@ def run(args: argparse.Namespace, workdir: Path, server: Any) -> None:
     built = workdir / f"big-{args.finished}-{args.running}-{args.mails}-{args.seed}.db"
     if big_dir.exists():
         shutil.rmtree(big_dir)
-    big_config = write_config(big_dir, big_url)
+    big_config = configure(big_dir, big_url)
     engine = make_engine(big_config.database.url)
     sqlite_file = Path(engine.url.database or "") if engine.dialect.name == "sqlite" else None
     if sqlite_file is not None and built.exists():
@@ -696,7 +655,7 @@ def run(args: argparse.Namespace, workdir: Path, server: Any) -> None:
     run_storage(args, workdir, server)
 
 
-def run_storage(args: argparse.Namespace, workdir: Path, server: Any) -> None:
+def run_storage(args: argparse.Namespace, workdir: Path, server: PostgresServer | None) -> None:
     url = str(server.new_database()) if server is not None else args.empty_database_url
     if url is not None:
         engine = make_engine(url)

@@ -15,21 +15,14 @@ the mails written and sent, and per game the mails and the milliseconds of the d
 from __future__ import annotations
 
 import argparse
-import resource
-import sys
-import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "service"))
+from rig import Player, PostOffice, cpu_seconds, scratch, scratch_office
+from sqlmodel import Session, col, select
 
-from post_office import Player, PostOffice, play_turn, scratch_office, text_of  # noqa: E402
-from sqlmodel import Session, col, select  # noqa: E402
-
-from pbem.rules.brackets import SIZES  # noqa: E402
-from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, TournamentRecord  # noqa: E402
+from post_office import play_turn, text_of  # (tests/service: the rig puts it on the path)
+from pbem.rules.brackets import SIZES
+from pbem.store.game_records import FinishedGame, MatchRecord, MatchStatus, TournamentRecord
 
 MAX_STEPS = 200_000
 
@@ -56,12 +49,12 @@ def main() -> None:
     options = parser.parse_args()
     if options.small:
         options.players = 8
-    with tempfile.TemporaryDirectory(prefix="pbem-tournament-") as temporary:
-        office = scratch_office(Path(temporary), options.seed)
+    with scratch() as directory:
+        office = scratch_office(directory, options.seed)
         players = [Player(office, f"player{number}@example.org", f"Player {number}")
                    for number in range(options.players)]
         by_address = {player.address: player for player in players}
-        started, cpu_before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        started, cpu_before = time.perf_counter(), cpu_seconds()
         (answer,) = players[0].write_confirmed(f"tournament new Bench knockout {options.players} match 1")
         code = text_of(answer).split("tournament join ")[1].split()[0]
         for player in players[1:]:
@@ -74,7 +67,7 @@ def main() -> None:
                 if office.table(match_id).status is MatchStatus.RUNNING:
                     play_one_turn(office, by_address, match_id)
         elapsed = time.perf_counter() - started
-        cpu = resource.getrusage(resource.RUSAGE_SELF)
+        cpu_ms = (cpu_seconds() - cpu_before) * 1000
         with Session(office.engine) as session:
             record = session.exec(select(TournamentRecord)).one()
             games = len(session.exec(select(FinishedGame.id)).all())
@@ -82,7 +75,6 @@ def main() -> None:
         assert record.status == "finished", record.status
         written = sum(len(player.outbox) for player in players)
         received = sum(len(player.inbox) for player in players)
-        cpu_ms = ((cpu.ru_utime - cpu_before.ru_utime) + (cpu.ru_stime - cpu_before.ru_stime)) * 1000
     print(f"knockout of {options.players} players, matches to 1 point, by mail (SQLite, one process: "
           "service and scripted players):")
     print(f"  {matches} matches, {games} games in {elapsed:.1f} s wall, {cpu_ms / 1000:.1f} s CPU")

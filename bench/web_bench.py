@@ -26,24 +26,19 @@ import logging
 import re
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
+from collections.abc import Iterator
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "service"))
+from rig import LoadedDice, Player, PostOffice, pair_up, percentile, scratch, start_match, write_config
+from starlette.testclient import TestClient
 
-from post_office import LoadedDice, Player, PostOffice, invite_and_accept  # noqa: E402
-from starlette.testclient import TestClient  # noqa: E402
-
-from pbem.config import load_config  # noqa: E402
-from pbem.mail.local_client import compose_reply, deliver_to_maildir  # noqa: E402
-from pbem.rules.game import Phase  # noqa: E402
-from pbem.rules.moves import legal_plays  # noqa: E402
-from pbem.rules.notation import Colour, format_play  # noqa: E402
-from pbem.service.pages.web_board import WebBoard  # noqa: E402
-from pbem.web.app import board_app  # noqa: E402
+from pbem.config import Config
+from pbem.mail.local_client import compose_reply, deliver_to_maildir
+from pbem.rules.game import Phase
+from pbem.rules.moves import legal_plays
+from pbem.rules.notation import Colour, format_play
+from pbem.service.pages.web_board import WebBoard
+from pbem.web.app import board_app
 
 _LOGGED = re.compile(r"^web (GET|POST) \S+ (\d+) ([\d.]+) ms$")
 
@@ -62,18 +57,14 @@ class ServerTimes(logging.Handler):
 
 
 def percentiles(values: list[float]) -> str:
-    cuts = statistics.quantiles(values, n=20, method="inclusive")
-    return f"p50 {statistics.median(values):6.1f} ms   p95 {cuts[18]:6.1f} ms   (n={len(values)})"
+    return f"p50 {statistics.median(values):6.1f} ms   p95 {percentile(values, 95):6.1f} ms   (n={len(values)})"
 
 
-def start_games(config, count: int, seed: int) -> tuple[PostOffice, list[tuple[Player, Player]]]:
+def start_games(config: Config, count: int, seed: int) -> tuple[PostOffice, list[tuple[Player, Player]]]:
     office = PostOffice(config, LoadedDice(seed=seed))
-    pairs = []
-    for number in range(count):
-        anna = Player(office, f"anna{number}@example.org", f"Anna {number}")
-        ben = Player(office, f"ben{number}@example.org", f"Ben {number}")
-        invite_and_accept(office, anna, ben, f"invite ben{number}@example.org")
-        pairs.append((anna, ben))
+    pairs = pair_up(office, count)
+    for players in pairs:
+        start_match(office, players)
     return office, pairs
 
 
@@ -93,48 +84,46 @@ def to_act(office: PostOffice, match_id: int) -> tuple[int, str] | None:
     return seat, format_play(game.board, first, table.numbering(seat), Colour.of_seat(seat))
 
 
-def by_web(config, games: int, turns: int, seed: int) -> tuple[list[float], list[float]]:
-    office, _ = start_games(config, games, seed)
+def turns_of(office: PostOffice, turns: int) -> Iterator[tuple[int, int, str]]:
+    """``turns`` rounds of one turn in every game, as long as it runs: (match id, the seat to act,
+    its answer), each found after the turn before was played."""
     matches = [record.id for record in office.matches()]
+    for _ in range(turns):
+        for match_id in matches:
+            if (acting := to_act(office, match_id)) is not None:
+                yield match_id, *acting
+
+
+def by_web(config: Config, games: int, turns: int, seed: int) -> tuple[list[float], list[float]]:
+    office, _ = start_games(config, games, seed)
     times = ServerTimes()
     logging.getLogger("pbem.web.app").addHandler(times)
     logging.getLogger("pbem.web.app").setLevel(logging.INFO)
     web = config.web.model_copy(update={"requests_per_minute": 100_000, "address_requests_per_minute": 100_000})
     client = TestClient(board_app(web, WebBoard(config, office.engine, dice=office.dice)), base_url="http://127.0.0.1")
-    for _ in range(turns):
-        for match_id in matches:
-            acting = to_act(office, match_id)
-            if acting is None:
-                continue
-            seat, answer = acting
-            token = office.table(match_id).token(seat)
-            page = client.get(f"/g/{token}").text
-            fields = dict(re.findall(r'name="(csrf|version)" value="([^"]*)"', page))
-            action = "move" if answer not in ("roll", "take") else answer
-            done = client.post(f"/g/{token}", data={**fields, "action": action, "move": answer})
-            assert done.status_code == 200, (done.status_code, answer)
+    for match_id, seat, answer in turns_of(office, turns):
+        token = office.table(match_id).token(seat)
+        page = client.get(f"/g/{token}").text
+        fields = dict(re.findall(r'name="(csrf|version)" value="([^"]*)"', page))
+        action = "move" if answer not in ("roll", "take") else answer
+        done = client.post(f"/g/{token}", data={**fields, "action": action, "move": answer})
+        assert done.status_code == 200, (done.status_code, answer)
     return times.times["GET"], times.times["POST"]
 
 
-def by_mail(config, games: int, turns: int, seed: int) -> list[float]:
+def by_mail(config: Config, games: int, turns: int, seed: int) -> list[float]:
     office, pairs = start_games(config, games, seed)
-    matches = [record.id for record in office.matches()]
     players = {player.address: player for pair in pairs for player in pair}
     times = []
-    for _ in range(turns):
-        for match_id in matches:
-            acting = to_act(office, match_id)
-            if acting is None:
-                continue
-            seat, answer = acting
-            table = office.table(match_id)
-            player = players[table.players[seat].address]
-            mail = compose_reply(player.sender, player.last_of(table.token(seat)), answer)
-            deliver_to_maildir(config.inbox_dir, mail)
-            started = time.perf_counter()
-            asyncio.run(office.pipeline.read_inbox())
-            times.append((time.perf_counter() - started) * 1000)
-            office.file(office.run())
+    for match_id, seat, answer in turns_of(office, turns):
+        table = office.table(match_id)
+        player = players[table.players[seat].address]
+        mail = compose_reply(player.sender, player.last_of(table.token(seat)), answer)
+        deliver_to_maildir(config.inbox_dir, mail)
+        started = time.perf_counter()
+        asyncio.run(office.pipeline.read_inbox())
+        times.append((time.perf_counter() - started) * 1000)
+        office.file(office.run())
     return times
 
 
@@ -147,14 +136,9 @@ def main() -> int:
     arguments = parser.parse_args()
     if arguments.small:
         arguments.games, arguments.turns = 1, 4
-    with tempfile.TemporaryDirectory() as folder:
-        for name in ("web", "mail"):
-            (Path(folder) / name).mkdir()
-            (Path(folder) / f"{name}.toml").write_text(
-                f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{Path(folder) / name}"\n[web]\n',
-                encoding="utf-8")
-        pages, moves = by_web(load_config(Path(folder) / "web.toml"), arguments.games, arguments.turns, arguments.seed)
-        mails = by_mail(load_config(Path(folder) / "mail.toml"), arguments.games, arguments.turns, arguments.seed)
+    with scratch() as directory:  # the web board configured, as by default
+        pages, moves = by_web(write_config(directory / "web"), arguments.games, arguments.turns, arguments.seed)
+        mails = by_mail(write_config(directory / "mail"), arguments.games, arguments.turns, arguments.seed)
     print(f"web page (GET /g/<token>):         {percentiles(pages)}")
     print(f"web move (POST /g/<token>):        {percentiles(moves)}")
     print(f"the same moves by mail (pipeline): {percentiles(mails)}")

@@ -86,17 +86,6 @@ class LoadedDice:
         return self.random.randint(1, 6), self.random.randint(1, 6)
 
 
-def scratch_office(directory: Path, seed: int, database: str = "") -> PostOffice:
-    """A post office in ``directory``, the web board off (the benches'): on a fresh SQLite
-    database, or the ``[database]`` table given."""
-    data_dir = directory / "data"
-    data_dir.mkdir()
-    config_file = directory / "pbem.toml"
-    config_file.write_text(f'[service]\naddress = "backgammon@localhost"\ndata_dir = "{data_dir}"\n{database}'
-                           '\n[web]\nenabled = false\n', encoding="utf-8")
-    return PostOffice(load_config(config_file), LoadedDice(seed=seed))
-
-
 class PostOffice:
     def __init__(self, config: Config, dice: LoadedDice | None = None) -> None:
         self.config = config
