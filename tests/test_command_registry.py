@@ -100,37 +100,37 @@ def test_every_command_is_declared_once_and_handled_once():
 
 
 @dataclass(frozen=True)
-class Ping:
+class Knock:
     pass
 
 
-PING = Declaration(Ping, ("ping",), ("anpingen",), alone(Ping()), HelpLine("ping", "anpingen"),
-                   (Row("`ping`", "`anpingen`", "the service answers"),))
+KNOCK = Declaration(Knock, ("knock",), ("anklopfen",), alone(Knock()), HelpLine("knock", "anklopfen"),
+                    (Row("`knock`", "`anklopfen`", "the service answers"),))
 
 
 def test_a_declaration_is_all_the_registry_and_the_docs_need(monkeypatch):
     """A new command, declared: it is read in both languages, tells the mail's language, and
     has its docs row; the help check names it until the help mail writes it."""
-    registry = Registry((*REGISTRY.declarations, PING))
+    registry = Registry((*REGISTRY.declarations, KNOCK))
     monkeypatch.setattr(parsing, "REGISTRY", registry)
-    assert parsing.parse_commands("Ping!\nanpingen") == [Ping(), Ping()]
-    assert parsing.parse_commands("ping me") == [commands.Note("ping me")]
-    assert "| `ping` | `anpingen` | the service answers |" in reference.markdown("commands", registry)
+    assert parsing.parse_commands("Knock!\nanklopfen") == [Knock(), Knock()]
+    assert parsing.parse_commands("knock me") == [commands.Note("knock me")]
+    assert "| `knock` | `anklopfen` | the service answers |" in reference.markdown("commands", registry)
     text = DOCS.read_text(encoding="utf-8")
-    assert "`anpingen`" in reference.in_step(text, registry) and reference.in_step(text, registry) != text
+    assert "`anklopfen`" in reference.in_step(text, registry) and reference.in_step(text, registry) != text
     assert docs_problems(registry) == []
     texts = {language: help_text(language) for language in ("en", "de")}
-    assert help_problems(registry, texts) == ["Ping (en: 'ping'): not in the help mail",
-                                              "Ping (de: 'anpingen'): not in the help mail"]
-    texts = {"en": texts["en"] + "\n  ping   the service answers", "de": texts["de"] + "\n  anpingen   Antwort"}
+    assert help_problems(registry, texts) == ["Knock (en: 'knock'): not in the help mail",
+                                              "Knock (de: 'anklopfen'): not in the help mail"]
+    texts = {"en": texts["en"] + "\n  knock   the service answers", "de": texts["de"] + "\n  anklopfen   Antwort"}
     assert help_problems(registry, texts) == []
 
 
 @pytest.mark.parametrize("broken, problem", [
-    (HelpLine("pong", "anpingen"), "Ping (en: 'pong'): not written with its words ('ping',)"),
-    (HelpLine("ping x", "anpingen"), "Ping (en: 'ping x'): does not read as the command"),
+    (HelpLine("rap", "anklopfen"), "Knock (en: 'rap'): not written with its words ('knock',)"),
+    (HelpLine("knock x", "anklopfen"), "Knock (en: 'knock x'): does not read as the command"),
 ])
 def test_the_help_check_finds_a_command_worded_differently(broken, problem):
-    declaration = Declaration(Ping, ("ping",), ("anpingen",), alone(Ping()), broken, PING.docs)
-    texts = {"en": "  pong\n  ping x\n", "de": "  anpingen\n"}
+    declaration = Declaration(Knock, ("knock",), ("anklopfen",), alone(Knock()), broken, KNOCK.docs)
+    texts = {"en": "  rap\n  knock x\n", "de": "  anklopfen\n"}
     assert problem in help_problems(Registry((*REGISTRY.declarations, declaration)), texts)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from pbem.commands.base import LANGUAGES, MAX_VACATION_DAYS, SWITCHES, CommandError, first, whole_number
-from pbem.commands.declaration import Declaration, Grammar, HelpLine, Line, Row, alone
+from pbem.commands.declaration import Declaration, Grammar, HelpLine, Line, Row, alone, one_of
 from pbem.rules.notation import Numbering
 
 
@@ -95,26 +95,10 @@ class Confirm:
     text: str
 
 
-def _language(line: Line) -> Language | CommandError | None:
-    arguments = line.arguments
-    if len(arguments) > 1:
-        return None
-    code = LANGUAGES.get(first(arguments))
-    return Language(code) if code else CommandError(line.text, "language", first(arguments))
-
-
 _NUMBERINGS = {
     **dict.fromkeys(("own", "eigene", "eigen"), Numbering.OWN),
     **dict.fromkeys(("fixed", "feste", "fest"), Numbering.FIXED),
 }
-
-
-def _numbering(line: Line) -> SetNumbering | CommandError | None:
-    arguments = line.arguments
-    if len(arguments) > 1:
-        return None
-    kind = _NUMBERINGS.get(first(arguments))
-    return SetNumbering(kind) if kind else CommandError(line.text, "numbering", first(arguments))
 
 
 S = TypeVar("S", Autoroll, Copies, Automove, Greedy)
@@ -122,13 +106,7 @@ S = TypeVar("S", Autoroll, Copies, Automove, Greedy)
 
 def _switch(command: Callable[[bool], S]) -> Grammar[S]:
     """``WORD on``/``WORD off`` (``an``/``aus``)."""
-    def grammar(line: Line) -> S | CommandError | None:
-        arguments = line.arguments
-        if len(arguments) > 1:
-            return None
-        switch = SWITCHES.get(first(arguments))
-        return CommandError(line.text, "switch", first(arguments)) if switch is None else command(switch)
-    return grammar
+    return one_of(SWITCHES, command, "switch")
 
 
 _DAY_WORDS = ("day", "days", "tag", "tage")
@@ -153,9 +131,9 @@ DECLARATIONS = (
     Declaration(Board, ("board",), ("brett",), alone(Board()), HelpLine("board", "brett"), (_SHOWN,)),
     Declaration(Games, ("games",), ("spiele",), alone(Games()), HelpLine("games", "spiele"), (_SHOWN,)),
     Declaration(Help, ("help",), ("hilfe",), alone(Help()), HelpLine("help", "hilfe"), (_SHOWN,)),
-    Declaration(Language, ("lang",), ("sprache",), _language, HelpLine("lang de", "sprache de"),
+    Declaration(Language, ("lang",), ("sprache",), one_of(LANGUAGES, Language, "language"), HelpLine("lang de", "sprache de"),
                 (Row("`lang de` / `lang en`", "`sprache`", "your language"),)),
-    Declaration(SetNumbering, ("numbering",), ("zählung", "zaehlung"), _numbering,
+    Declaration(SetNumbering, ("numbering",), ("zählung", "zaehlung"), one_of(_NUMBERINGS, SetNumbering, "numbering"),
                 HelpLine("numbering own", "zählung eigene"),
                 (Row("`numbering own` / `numbering fixed`", "`zählung eigene` / `zählung feste`",
                      "your point numbering"),)),

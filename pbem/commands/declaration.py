@@ -6,14 +6,15 @@ there, and :mod:`pbem.commands.registry` collects the families' declarations in 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from pbem.commands.base import CommandError
+from pbem.commands.base import CommandError, first
 
 C = TypeVar("C", covariant=True)
 T = TypeVar("T")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -95,3 +96,16 @@ def alone(command: T) -> Grammar[T]:
     """The grammar of a command without arguments: it counts only alone on its line, so that
     "Take care!" stays a note."""
     return lambda line: command if not line.arguments else None
+
+
+def one_of(words: Mapping[str, V], command: Callable[[V], T], code: str) -> Grammar[T]:
+    """The grammar of a command with at most one argument, a word of ``words`` (``lang de``,
+    ``copies on``): another word is a :class:`CommandError` of ``code``; two or more words make
+    the line a note ("Copies on paper, please")."""
+    def grammar(line: Line) -> T | CommandError | None:
+        arguments = line.arguments
+        if len(arguments) > 1:
+            return None
+        value = words.get(first(arguments))
+        return CommandError(line.text, code, first(arguments)) if value is None else command(value)
+    return grammar

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from pbem.commands.base import SWITCHES, CommandError, first
-from pbem.commands.declaration import Declaration, HelpLine, Line, Row
+from pbem.commands.declaration import Declaration, HelpLine, Line, Row, one_of
 
 
 @dataclass(frozen=True)
@@ -39,14 +39,6 @@ _EVERY_MOVE = frozenset((("every", "move"), ("each", "move"), ("bei", "jedem", "
 """``watch CODE every move``/``zuschauen CODE bei jedem Zug``: a mail after each move, not one per game."""
 
 
-def _watchers(line: Line) -> Watchers | CommandError | None:
-    arguments = line.arguments
-    if len(arguments) > 1:
-        return None
-    switch = SWITCHES.get(first(arguments))
-    return CommandError(line.text, "watchers-switch", first(arguments)) if switch is None else Watchers(switch)
-
-
 def _meant(unwatch: bool, arguments: list[str]) -> bool:
     """Whether a line starting with ``watch``/``zuschauen``/``unwatch`` is meant as the command:
     alone, or with one word and at most ``off``/``aus`` or ``every move``/``bei jedem Zug`` after it
@@ -75,7 +67,7 @@ def _watch(line: Line) -> Watch | CommandError | None:
 
 
 DECLARATIONS = (
-    Declaration(Watchers, ("watchers",), ("zuschauer",), _watchers, HelpLine("watchers on", "zuschauer an"),
+    Declaration(Watchers, ("watchers",), ("zuschauer",), one_of(SWITCHES, Watchers, "watchers-switch"), HelpLine("watchers on", "zuschauer an"),
                 (Row("`watchers on` / `watchers off`", "`zuschauer an` / `aus`",
                      "in a reply to a game's mail: let friends watch this game, or no longer; default off (see "
                      "[Watching a game](#watching-a-game))"),)),

@@ -136,3 +136,47 @@ def test_each_command_keeps_the_line_it_was_read_from(subject, text):
     kinds = tuple(kind for kind in typing.get_args(commands.Command) if kind is not commands.Note)
     assert letter.lines_holding(kinds) == [line for line, command in alone if isinstance(command, kinds)]
     assert len(letter.lines) == len(letter.commands)
+
+
+_READERS = {
+    "email": {"message_from_bytes", "message_from_string", "message_from_binary_file"},
+    "email.parser": {"*"},
+    "email.feedparser": {"*"},
+    "pbem.mail.headers": {"subject_text", "subject_of", "sender_of", "sender_and_subject", "message_id_of",
+                          "message_ids", "raw_header", "raw_headers", "check_fields", "check_bounds",
+                          "reply_tokens", "sent_to_bounce_address", "why_automatic", "written_to_service"},
+    "pbem.mail.bounces": {"read_bounce"},
+    "pbem.mail.replies": {"new_text", "unflow", "quotable"},
+    "pbem.mail.html_text": {"html_to_text"},
+    "pbem.mail.reading": {"read_mail"},
+}
+"""What reads a mail's bytes or header fields; of it the service may call only ``read_mail``,
+and only at its entry (:mod:`pbem.service.mailroom.incoming`).  The dynamic test above sees a
+parse of the bytes; this one also sees a field derived once more from the reading's own values
+(the subject's text, a sender taken apart again), which no parse would show."""
+
+
+def test_the_service_imports_no_reader_of_mail_but_at_its_entry():
+    import ast
+    from pathlib import Path
+
+    import pbem.service
+
+    root = Path(pbem.service.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in _READERS:
+                names = {alias.name for alias in node.names}
+                banned = names if "*" in _READERS[node.module] else names & _READERS[node.module]
+                if name == "mailroom/incoming.py" and node.module == "pbem.mail.reading":
+                    banned -= {"read_mail"}
+                found += [f"{name}: {node.module}.{banned_name}" for banned_name in sorted(banned)]
+            elif isinstance(node, ast.Import):
+                found += [f"{name}: {alias.name}" for alias in node.names
+                          if alias.name in _READERS and "*" in _READERS[alias.name]]
+            elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                  and node.attr in _READERS.get(node.value.id, ())):
+                found.append(f"{name}: {node.value.id}.{node.attr}")
+    assert found == []
