@@ -331,3 +331,13 @@ def test_german_mails_call_the_cube_doppler_never_wuerfel(office, anna, ben):
     office.dice.load((2, 1))
     acts(office, ben, "annehmen")
     assert "Ben hat angenommen; der Doppler steht auf 4." in prose_of(anna.last), prose_of(anna.last)
+
+
+def test_every_game_command_has_its_action() -> None:
+    """Dispatch is the lookup of the command's type: a game command without an action would be
+    refused by a KeyError, so the table must name each type of ``GameCommand`` once."""
+    import typing
+
+    from pbem.service.games import play
+
+    assert set(typing.get_args(play.GameCommand)) == set(play._ACTIONS)

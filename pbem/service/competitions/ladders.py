@@ -26,22 +26,28 @@ from pbem.service.games.ladder_standing import (
 )
 from pbem.store.game_records import Ladder, Player, Seat
 
-def apply_ladder_command(talk: Conversation, command: commands.LadderCommand) -> None:
-    """One ladder command of the sender; what it says goes into a letter apart from any game."""
-    talk.invitation_apart = True
-    match command:
-        case commands.LadderShow(name=None):
-            _list(talk)
-        case commands.LadderShow(name=str(name)):
-            _show(talk, name)
-        case commands.LadderNew():
-            _new(talk, command)
-        case commands.LadderJoin(name=name):
-            _join(talk, name)
-        case commands.LadderChallenge():
-            _challenge(talk, command)
-        case commands.LadderLeave(name=name):
-            _leave(talk, name)
+def show(talk: Conversation, command: commands.LadderShow) -> None:
+    """``ladder NAME``: its standing; ``ladder`` alone: the sender's ladders."""
+    if command.name is None:
+        _list(talk)
+    else:
+        _show(talk, command.name)
+
+
+def new(talk: Conversation, command: commands.LadderNew) -> None:
+    _new(talk, command)
+
+
+def join(talk: Conversation, command: commands.LadderJoin) -> None:
+    _join(talk, command.name)
+
+
+def challenge(talk: Conversation, command: commands.LadderChallenge) -> None:
+    _challenge(talk, command)
+
+
+def leave(talk: Conversation, command: commands.LadderLeave) -> None:
+    _leave(talk, command.name)
 
 
 def _me(talk: Conversation) -> int:

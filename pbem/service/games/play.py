@@ -9,6 +9,7 @@ game, scores it, and starts the next game of a match, series or session.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pbem import assistant as pbem_assistant
@@ -56,53 +57,96 @@ def apply_game_command(talk: Conversation, table: Table, seat: int, command: Gam
 
 
 def _apply(talk: Conversation, table: Table, seat: int, game: rules.Game, command: GameCommand) -> rules.Game:
-    double_pending = game.phase is rules.Phase.DOUBLE_OFFERED
-    match command:
-        case commands.Move(text=text):
-            steps = parse_play(text, table.numbering(seat), Colour.of_seat(seat))
-            after = rules.play(game, seat, steps)
-            played = after.record[len(game.record)].play or ()
-            talk.event(table, EventKind.MOVED, seat, plays=play_texts(game.board, played, seat))
-            return after
-        case commands.Roll():
-            return _roll(talk, table, game, seat)
-        case commands.Double():
-            after = rules.double(game, seat)
-            talk.event(table, EventKind.DOUBLED, seat, cube=game.cube * 2)
-            return after
-        case commands.Take() | commands.Accept() if double_pending or isinstance(command, commands.Take):
-            after = rules.take(game, seat)
-            talk.event(table, EventKind.TOOK, seat, cube=after.cube)
-            return after
-        case commands.Drop() | commands.Decline() if double_pending or isinstance(command, commands.Drop):
-            after = rules.drop(game, seat)
-            talk.event(table, EventKind.DROPPED, seat, cube=game.cube)
-            return after
-        case commands.Accept() if game.resign_offer is not None and game.resign_offer[0] == 1 - seat:
-            return rules.accept_resignation(game, seat)  # the game-over mail tells the result
-        case commands.Decline() if game.resign_offer is not None and game.resign_offer[0] == 1 - seat:
-            talk.event(table, EventKind.RESIGN_REJECTED, seat)
-            return rules.reject_resignation(game, seat)
-        case commands.Accept() | commands.Decline():
-            raise rules.RuleError("nothing_to_answer")
-        case commands.Beaver():
-            after = rules.beaver(game, seat)
-            talk.event(table, EventKind.BEAVERED, seat, cube=after.cube * 2)
-            return after
-        case commands.Resign():
-            after = rules.resign(game, seat)
-            talk.event(table, EventKind.RESIGNED, seat)
-            return after
-        case commands.OfferResignation(kind=kind):
-            after = rules.offer_resignation(game, seat, WinKind(kind))
-            talk.event(table, EventKind.RESIGN_OFFERED, seat, kind=kind,
-                       points=cube_rules.points_won(game.rules, WinKind(kind), game.cube))
-            return after
-        case commands.Remis():
-            after = rules.offer_draw(game, seat)
-            talk.event(table, EventKind.DRAW_AGREED if after.phase is rules.Phase.OVER else EventKind.DRAW_OFFERED, seat)
-            return after
-    raise AssertionError(f"not a game command: {command!r}")
+    """The game after ``seat``'s command, by its type's action (a refusal raises)."""
+    return _ACTIONS[type(command)](talk, table, seat, game, command)
+
+
+def _move(talk: Conversation, table: Table, seat: int, game: rules.Game, command: commands.Move) -> rules.Game:
+    steps = parse_play(command.text, table.numbering(seat), Colour.of_seat(seat))
+    after = rules.play(game, seat, steps)
+    played = after.record[len(game.record)].play or ()
+    talk.event(table, EventKind.MOVED, seat, plays=play_texts(game.board, played, seat))
+    return after
+
+
+def _roll_command(talk: Conversation, table: Table, seat: int, game: rules.Game, command: commands.Roll) -> rules.Game:
+    return _roll(talk, table, game, seat)
+
+
+def _double(talk: Conversation, table: Table, seat: int, game: rules.Game, command: commands.Double) -> rules.Game:
+    after = rules.double(game, seat)
+    talk.event(table, EventKind.DOUBLED, seat, cube=game.cube * 2)
+    return after
+
+
+def _take(talk: Conversation, table: Table, seat: int, game: rules.Game, command: commands.Take) -> rules.Game:
+    after = rules.take(game, seat)
+    talk.event(table, EventKind.TOOK, seat, cube=after.cube)
+    return after
+
+
+def _drop(talk: Conversation, table: Table, seat: int, game: rules.Game, command: commands.Drop) -> rules.Game:
+    after = rules.drop(game, seat)
+    talk.event(table, EventKind.DROPPED, seat, cube=game.cube)
+    return after
+
+
+def _offered_to(game: rules.Game, seat: int) -> bool:
+    """The opponent of ``seat`` offers to resign: ``accept``/``decline`` answer that offer."""
+    return game.resign_offer is not None and game.resign_offer[0] == 1 - seat
+
+
+def _accept(talk: Conversation, table: Table, seat: int, game: rules.Game, command: commands.Accept) -> rules.Game:
+    """``accept``: takes a pending double, else accepts the opponent's offer to resign."""
+    if game.phase is rules.Phase.DOUBLE_OFFERED:
+        return _take(talk, table, seat, game, commands.Take())
+    if _offered_to(game, seat):
+        return rules.accept_resignation(game, seat)  # the game-over mail tells the result
+    raise rules.RuleError("nothing_to_answer")
+
+
+def _decline(talk: Conversation, table: Table, seat: int, game: rules.Game, command: commands.Decline) -> rules.Game:
+    """``decline``: drops a pending double, else rejects the opponent's offer to resign."""
+    if game.phase is rules.Phase.DOUBLE_OFFERED:
+        return _drop(talk, table, seat, game, commands.Drop())
+    if _offered_to(game, seat):
+        talk.event(table, EventKind.RESIGN_REJECTED, seat)
+        return rules.reject_resignation(game, seat)
+    raise rules.RuleError("nothing_to_answer")
+
+
+def _beaver(talk: Conversation, table: Table, seat: int, game: rules.Game, command: commands.Beaver) -> rules.Game:
+    after = rules.beaver(game, seat)
+    talk.event(table, EventKind.BEAVERED, seat, cube=after.cube * 2)
+    return after
+
+
+def _resign(talk: Conversation, table: Table, seat: int, game: rules.Game, command: commands.Resign) -> rules.Game:
+    after = rules.resign(game, seat)
+    talk.event(table, EventKind.RESIGNED, seat)
+    return after
+
+
+def _offer_resignation(talk: Conversation, table: Table, seat: int, game: rules.Game,
+                       command: commands.OfferResignation) -> rules.Game:
+    after = rules.offer_resignation(game, seat, WinKind(command.kind))
+    talk.event(table, EventKind.RESIGN_OFFERED, seat, kind=command.kind,
+               points=cube_rules.points_won(game.rules, WinKind(command.kind), game.cube))
+    return after
+
+
+def _remis(talk: Conversation, table: Table, seat: int, game: rules.Game, command: commands.Remis) -> rules.Game:
+    after = rules.offer_draw(game, seat)
+    talk.event(table, EventKind.DRAW_AGREED if after.phase is rules.Phase.OVER else EventKind.DRAW_OFFERED, seat)
+    return after
+
+
+_ACTIONS: dict[type, Callable[[Conversation, Table, int, rules.Game, Any], rules.Game]] = {
+    commands.Move: _move, commands.Roll: _roll_command, commands.Double: _double, commands.Take: _take,
+    commands.Drop: _drop, commands.Accept: _accept, commands.Decline: _decline, commands.Beaver: _beaver,
+    commands.Resign: _resign, commands.OfferResignation: _offer_resignation, commands.Remis: _remis,
+}
+"""Each game command's action on the game, by the command's type."""
 
 
 def _roll(talk: Conversation, table: Table, game: rules.Game, seat: int) -> rules.Game:

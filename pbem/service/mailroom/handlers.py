@@ -164,19 +164,34 @@ def _watchers(talk: Conversation, command: commands.Watchers, table: Table | Non
     watchers.set_watchers(talk, table, seat, command.on)
 
 
-@handles(commands.LadderNew, commands.LadderJoin, commands.LadderChallenge, commands.LadderLeave, needs_proof=True)
-@handles(commands.LadderShow)
-def _ladder(talk: Conversation, command: commands.LadderCommand, table: Table | None, seat: int | None,
-            stale: bool) -> None:
-    ladders.apply_ladder_command(talk, command)
+handles(commands.LadderShow)(_apart(ladders.show))
+handles(commands.LadderNew, needs_proof=True)(_apart(ladders.new))
+handles(commands.LadderJoin, needs_proof=True)(_apart(ladders.join))
+handles(commands.LadderChallenge, needs_proof=True)(_apart(ladders.challenge))
+handles(commands.LadderLeave, needs_proof=True)(_apart(ladders.leave))
 
 
-@handles(commands.Language, commands.SetNumbering, commands.Stop, commands.Vacation, commands.Autoroll,
-         commands.Copies, commands.Automove, commands.Greedy, commands.PlayAssistant, needs_proof=True)
-@handles(commands.Help, commands.Board, commands.Games, commands.Ratings, commands.Credits, once_per_mail=True)
-def _account(talk: Conversation, command: commands.Command, table: Table | None, seat: int | None,
-             stale: bool) -> None:
-    account.apply_account_command(talk, command, table)
+def _own(handle: Callable[[Conversation, Any, Table | None], None]) -> Handler:
+    """A command about the sender themselves, answered in the thread the mail came in."""
+    def handler(talk: Conversation, command: Any, table: Table | None, seat: int | None, stale: bool) -> None:
+        handle(talk, command, table)
+    return handler
+
+
+handles(commands.Language, needs_proof=True)(_own(account.set_language))
+handles(commands.SetNumbering, needs_proof=True)(_own(account.set_numbering))
+handles(commands.Autoroll, needs_proof=True)(_own(account.autoroll))
+handles(commands.Copies, needs_proof=True)(_own(account.copies))
+handles(commands.Automove, needs_proof=True)(_own(account.automove))
+handles(commands.Greedy, needs_proof=True)(_own(account.greedy))
+handles(commands.Vacation, needs_proof=True)(_own(account.vacation))
+handles(commands.Stop, needs_proof=True)(_own(account.stop))
+handles(commands.PlayAssistant, needs_proof=True)(_own(account.play_assistant))
+handles(commands.Help, once_per_mail=True)(_own(account.send_help))
+handles(commands.Board, once_per_mail=True)(_own(account.board))
+handles(commands.Games, once_per_mail=True)(_own(account.games))
+handles(commands.Ratings, once_per_mail=True)(_own(account.list_ratings))
+handles(commands.Credits, once_per_mail=True)(_own(account.credit_statement))
 
 
 def _tokens_of(talk: Conversation) -> list[str]:

@@ -1,5 +1,6 @@
 """Commands about the player rather than one game: language, numbering, games list, help, stop,
-vacation, ratings, and starting a game against the Assistant.
+vacation, ratings, and starting a game against the Assistant; one function per command, each
+the handler the mail room registers for its type (:mod:`pbem.service.mailroom.handlers`).
 """
 
 from __future__ import annotations
@@ -25,53 +26,75 @@ from pbem.service.table.tables import Table, tables_of
 from pbem.store.game_records import MatchStatus, Player
 
 
-def apply_account_command(talk: Conversation, command: commands.Command, table: Table | None) -> None:
-    sender = talk.sender
-    match command:
-        case commands.Language(code=code):
-            sender.language = code
-            talk.session.add(sender)
-            talk.say_template(Notice.LANGUAGE_SET, table)
-        case commands.SetNumbering(kind=kind):
-            sender.numbering = kind.value
-            talk.session.add(sender)
-            talk.say_template(Notice.NUMBERING_SET, table, numbering=kind.value)
-        case commands.Autoroll(on=on):
-            _switch(talk, table, "autoroll", on, Notice.AUTOROLL_SET, acts_now=True)
-        case commands.Copies(on=on):
-            _switch(talk, table, "copies", on, Notice.COPIES_SET)
-        case commands.Automove(on=on):
-            _switch(talk, table, "automove", on, Notice.AUTOMOVE_SET, acts_now=True)
-        case commands.Greedy(on=on):
-            _switch(talk, table, "greedy", on, Notice.GREEDY_SET, acts_now=True)
-        case commands.Games():
-            list_games(talk, table)
-        case commands.Board():
-            if table is not None:
-                talk.news_of(table)
-            else:
-                _boards_without_token(talk)
-        case commands.Help():
-            talk.say(talk.help_text(table), table)
-            if table is None:
-                talk.name_answer(Notice.HELP)
-        case commands.Vacation(days=days):
-            take_vacation(talk, days, table)
-        case commands.Ratings():
-            ratings.list_ratings(talk, table)
-        case commands.Credits():
-            credits.statement(talk, table)
-        case commands.Stop():
-            sender.refuses_invitations = True
-            talk.session.add(sender)
-            talk.say_template(Notice.STOP_CONFIRMED, table)
-        case commands.PlayAssistant(options=options, level=level):
-            if assistant.available(talk.config):
-                invitations.play_assistant(talk, options, level)
-            else:
-                talk.say_template(Notice.ASSISTANT_UNAVAILABLE, table)
-        case _:
-            raise AssertionError(f"not an account command: {command!r}")
+def set_language(talk: Conversation, command: commands.Language, table: Table | None) -> None:
+    talk.sender.language = command.code
+    talk.session.add(talk.sender)
+    talk.say_template(Notice.LANGUAGE_SET, table)
+
+
+def set_numbering(talk: Conversation, command: commands.SetNumbering, table: Table | None) -> None:
+    talk.sender.numbering = command.kind.value
+    talk.session.add(talk.sender)
+    talk.say_template(Notice.NUMBERING_SET, table, numbering=command.kind.value)
+
+
+def autoroll(talk: Conversation, command: commands.Autoroll, table: Table | None) -> None:
+    _switch(talk, table, "autoroll", command.on, Notice.AUTOROLL_SET, acts_now=True)
+
+
+def copies(talk: Conversation, command: commands.Copies, table: Table | None) -> None:
+    _switch(talk, table, "copies", command.on, Notice.COPIES_SET)
+
+
+def automove(talk: Conversation, command: commands.Automove, table: Table | None) -> None:
+    _switch(talk, table, "automove", command.on, Notice.AUTOMOVE_SET, acts_now=True)
+
+
+def greedy(talk: Conversation, command: commands.Greedy, table: Table | None) -> None:
+    _switch(talk, table, "greedy", command.on, Notice.GREEDY_SET, acts_now=True)
+
+
+def games(talk: Conversation, command: commands.Games, table: Table | None) -> None:
+    list_games(talk, table)
+
+
+def board(talk: Conversation, command: commands.Board, table: Table | None) -> None:
+    """The board of the game the mail answers; without one, of every running game."""
+    if table is not None:
+        talk.news_of(table)
+    else:
+        _boards_without_token(talk)
+
+
+def send_help(talk: Conversation, command: commands.Help, table: Table | None) -> None:
+    talk.say(talk.help_text(table), table)
+    if table is None:
+        talk.name_answer(Notice.HELP)
+
+
+def vacation(talk: Conversation, command: commands.Vacation, table: Table | None) -> None:
+    take_vacation(talk, command.days, table)
+
+
+def list_ratings(talk: Conversation, command: commands.Ratings, table: Table | None) -> None:
+    ratings.list_ratings(talk, table)
+
+
+def credit_statement(talk: Conversation, command: commands.Credits, table: Table | None) -> None:
+    credits.statement(talk, table)
+
+
+def stop(talk: Conversation, command: commands.Stop, table: Table | None) -> None:
+    talk.sender.refuses_invitations = True
+    talk.session.add(talk.sender)
+    talk.say_template(Notice.STOP_CONFIRMED, table)
+
+
+def play_assistant(talk: Conversation, command: commands.PlayAssistant, table: Table | None) -> None:
+    if assistant.available(talk.config):
+        invitations.play_assistant(talk, command.options, command.level)
+    else:
+        talk.say_template(Notice.ASSISTANT_UNAVAILABLE, table)
 
 
 def _switch(talk: Conversation, table: Table | None, setting: str, on: bool, notice: Notice,
