@@ -96,8 +96,8 @@ class Tick:
 class Chart:
     """What to draw.  Texts are the caller's, already in the reader's language; ``description``
     is what a screen reader says for the picture.  Without ``x_ticks`` the x axis is numbered
-    by itself; without ``y_ticks`` the y range is divided evenly, each value followed by
-    ``y_suffix``.  With ``bars`` the x axis holds one slot per bar."""
+    by itself, in whole numbers (it counts); without ``y_ticks`` the y range is divided evenly,
+    each value followed by ``y_suffix``.  With ``bars`` the x axis holds one slot per bar."""
 
     title: str
     x_label: str
@@ -179,10 +179,11 @@ def _span(bounds: tuple[float, float]) -> tuple[float, float]:
 
 
 @lru_cache(maxsize=256)
-def _nice_ticks(bounds: tuple[float, float], suffix: str = "") -> tuple[Tick, ...]:
-    """Round values at an even step (1, 2 or 5 times a power of ten), about five to eight."""
+def _nice_ticks(bounds: tuple[float, float], suffix: str = "", smallest: float = 0.0) -> tuple[Tick, ...]:
+    """Round values at an even step (1, 2 or 5 times a power of ten, at least ``smallest``),
+    about five to eight."""
     low, high = bounds
-    raw = (high - low) / 6
+    raw = max((high - low) / 6, smallest)
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
     first = math.ceil(low / step - 1e-9)
@@ -196,7 +197,7 @@ def _nice_ticks(bounds: tuple[float, float], suffix: str = "") -> tuple[Tick, ..
 def _x_ticks(chart: Chart, plot: Frame) -> tuple[Tick, ...]:
     if chart.bars:
         return tuple(Tick(index, bar.label) for index, bar in enumerate(chart.bars))
-    return chart.x_ticks or _nice_ticks(plot.x_range)
+    return chart.x_ticks or _nice_ticks(plot.x_range, smallest=1)  # it counts moves, results, matches
 
 
 def _y_ticks(chart: Chart, plot: Frame) -> tuple[Tick, ...]:

@@ -173,3 +173,14 @@ def test_ticks_given_by_the_caller_replace_the_numbering() -> None:
 def test_the_same_chart_gives_the_same_svg_and_pixels() -> None:
     assert chart_svg(winning_chances()) == chart_svg(winning_chances())
     assert picture(winning_chances()).tobytes() == picture(winning_chances()).tobytes()
+
+
+@pytest.mark.parametrize("last", [1, 2, 3])
+def test_a_short_x_axis_counts_in_whole_numbers(last: int) -> None:
+    """The x axes count moves, rated results and matches: a rating list with one result, or a
+    game of two moves, is numbered 0, 1 (…), never 0, 0.2, 0.4 (nor 0.2 in German mails for 0,2)."""
+    chart = winning_chances(series=(Series(tuple((float(x), 50.0) for x in range(last + 1))),), markers=(),
+                            x_range=(0, last))
+    texts = [text.text or "" for text in parsed(chart).iter(f"{SVG}text")]
+    numbers = {label for label in texts if label.replace(".", "").isdigit()}
+    assert numbers == {str(x) for x in range(last + 1)}
