@@ -204,6 +204,17 @@ def _y_ticks(chart: Chart, plot: Frame) -> tuple[Tick, ...]:
     return chart.y_ticks or _nice_ticks(plot.y_range, chart.y_suffix)
 
 
+def _labelled(chart: Chart, plot: Frame) -> list[Reference]:
+    """The reference lines whose labels are drawn: from the top down, each that leaves a line's
+    height below the one drawn above it (on a tall axis, bounds a few pixels apart, such as the
+    PR bands under a novice's 125, would otherwise print over each other)."""
+    drawn: list[Reference] = []
+    for reference in sorted((each for each in chart.references if each.label), key=lambda each: plot.y(each.y)):
+        if not drawn or plot.y(reference.y) - plot.y(drawn[-1].y) >= _TEXT_SIZE:
+            drawn.append(reference)
+    return drawn
+
+
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
@@ -291,11 +302,12 @@ def chart_svg(chart: Chart) -> str:
     out.append(f'<text x="{(plot.left + plot.right) / 2:.1f}" y="{HEIGHT - 8}" font-size="{_TEXT_SIZE}" '
                f'text-anchor="middle" class="x-label" fill="{_hex(TONES["ink"])}">'
                f"{_text(_fit(chart.x_label, plot.right - plot.left, _TEXT_SIZE))}</text>")
+    labelled = _labelled(chart, plot)
     for reference in chart.references:
         y = plot.y(reference.y)
         out.append(f'<g class="reference"><line x1="{plot.left}" y1="{y:.1f}" x2="{plot.right}" y2="{y:.1f}" '
                    f'stroke="{_hex(TONES["muted"])}" stroke-dasharray="6 4"/>')
-        if reference.label:
+        if reference in labelled:
             out.append(f'<text x="{plot.right - 4}" y="{y - 4:.1f}" font-size="{_TEXT_SIZE}" text-anchor="end" '
                        f'fill="{_hex(TONES["muted"])}">{_text(_fit(reference.label, 200, _TEXT_SIZE))}</text>')
         out.append("</g>")
@@ -402,10 +414,11 @@ def chart_png(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> bytes:
         _write(image, (plot.x(tick.at), plot.bottom + 15), _fit(tick.label, slot, _TEXT_SIZE), ink, "ms")
     _write(image, ((plot.left + plot.right) / 2, height - 8), _fit(chart.x_label, plot.right - plot.left, _TEXT_SIZE),
            ink, "ms")
+    labelled = _labelled(chart, plot)
     for reference in chart.references:
         y = plot.y(reference.y)
         _rule(image, (plot.left, y), plot.right - plot.left, False, muted, (6, 4))
-        if reference.label:
+        if reference in labelled:
             _write(image, (plot.right - 4, y - 4), _fit(reference.label, 200, _TEXT_SIZE), muted, "rs")
     base = plot.y(max(plot.y_range[0], min(0.0, plot.y_range[1])))
     bar_width = (plot.right - plot.left) / max(len(chart.bars), 1) * 0.6

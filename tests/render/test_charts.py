@@ -184,3 +184,18 @@ def test_a_short_x_axis_counts_in_whole_numbers(last: int) -> None:
     texts = [text.text or "" for text in parsed(chart).iter(f"{SVG}text")]
     numbers = {label for label in texts if label.replace(".", "").isdigit()}
     assert numbers == {str(x) for x in range(last + 1)}
+
+
+def test_labels_of_reference_lines_squeezed_together_never_overlap() -> None:
+    """A novice's PR of 125 stretches the PR chart's axis so far that the bands' bounds (2.5
+    apart) lie a few pixels from each other: a label that would overlap the one above it is
+    left out (its line stays), in both pictures; on the usual axis every label is drawn."""
+    bands = tuple(Reference(bound, f"band {bound}") for bound in (0.0, 2.5, 5.0, 7.5, 12.5, 17.5, 22.5))
+    for top, all_drawn in ((25.0, True), (130.0, False)):
+        chart = Chart(title="PR", x_label="match", y_label="PR", y_range=(0, top), references=bands,
+                      series=(Series(((1.0, 10.0),)),))
+        labels = [text for text in parsed(chart).iter(f"{SVG}text") if (text.text or "").startswith("band")]
+        heights = sorted(float(text.get("y", 0)) for text in labels)
+        assert (len(labels) == len(bands)) is all_drawn and labels
+        assert all(lower - upper >= 11 for upper, lower in zip(heights, heights[1:])), heights
+        assert len(parsed(chart).findall(f".//{SVG}g[@class='reference']")) == len(bands)
