@@ -315,6 +315,10 @@ def test_tournament_command_errors(line, code, details):
     ("gegen assistent beginner", "beginner", GameOptions()),  # the English names in German mails too
     ("gegen assistent world class", "world_class", GameOptions()),
     ("play assistant match 3", None, GameOptions(Format.MATCH, 3)),
+    # A level written after the format, as players write it too
+    ("play assistant match 3 expert", "expert", GameOptions(Format.MATCH, 3)),
+    ("play assistant match 3 world class", "world_class", GameOptions(Format.MATCH, 3)),
+    ("gegen assistent partie 3 anfänger", "beginner", GameOptions(Format.MATCH, 3)),
 ])
 def test_play_assistant_at_a_level(line: str, level: str | None, options: GameOptions) -> None:
     assert parse_commands(line) == [PlayAssistant(options, level)]

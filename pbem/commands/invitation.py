@@ -48,16 +48,19 @@ def _invite(line: Line) -> Invite | CommandError:
 
 
 def _play_assistant(line: Line) -> PlayAssistant | CommandError:
-    """``play assistant [LEVEL] [options]``: a first word that is neither a level nor an option
-    is taken for a level the Assistant does not have."""
+    """``play assistant [LEVEL] [options]``, the level also after the options (``match 3 expert``,
+    as players write it): a first word that is neither a level nor an option is taken for a
+    level the Assistant does not have."""
     arguments = line.arguments
-    named = level_of(arguments)
-    options = game_options(line.text, arguments[named[1]:] if named else arguments)
+    named = next(((start, found) for start in range(len(arguments))
+                  if (found := level_of(arguments[start:])) is not None), None)
+    rest = arguments if named is None else arguments[:named[0]] + arguments[named[0] + named[1][1]:]
+    options = game_options(line.text, rest)
     if isinstance(options, CommandError):
         if not named and options.code == "unknown-option" and options.details == arguments[0]:
             return CommandError(line.text, "assistant-level", arguments[0])
         return options
-    return PlayAssistant(options, named[0] if named else None)
+    return PlayAssistant(options, named[1][0] if named else None)
 
 
 _ANSWER = Row("`accept` / `decline`", "`annehmen` / `ablehnen`",

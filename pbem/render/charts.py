@@ -96,8 +96,8 @@ class Tick:
 class Chart:
     """What to draw.  Texts are the caller's, already in the reader's language; ``description``
     is what a screen reader says for the picture.  Without ``x_ticks`` the x axis is numbered
-    by itself; without ``y_ticks`` the y range is divided evenly, each value followed by
-    ``y_suffix``.  With ``bars`` the x axis holds one slot per bar."""
+    by itself, in whole numbers (it counts); without ``y_ticks`` the y range is divided evenly,
+    each value followed by ``y_suffix``.  With ``bars`` the x axis holds one slot per bar."""
 
     title: str
     x_label: str
@@ -179,10 +179,11 @@ def _span(bounds: tuple[float, float]) -> tuple[float, float]:
 
 
 @lru_cache(maxsize=256)
-def _nice_ticks(bounds: tuple[float, float], suffix: str = "") -> tuple[Tick, ...]:
-    """Round values at an even step (1, 2 or 5 times a power of ten), about five to eight."""
+def _nice_ticks(bounds: tuple[float, float], suffix: str = "", smallest: float = 0.0) -> tuple[Tick, ...]:
+    """Round values at an even step (1, 2 or 5 times a power of ten, at least ``smallest``),
+    about five to eight."""
     low, high = bounds
-    raw = (high - low) / 6
+    raw = max((high - low) / 6, smallest)
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
     first = math.ceil(low / step - 1e-9)
@@ -196,11 +197,22 @@ def _nice_ticks(bounds: tuple[float, float], suffix: str = "") -> tuple[Tick, ..
 def _x_ticks(chart: Chart, plot: Frame) -> tuple[Tick, ...]:
     if chart.bars:
         return tuple(Tick(index, bar.label) for index, bar in enumerate(chart.bars))
-    return chart.x_ticks or _nice_ticks(plot.x_range)
+    return chart.x_ticks or _nice_ticks(plot.x_range, smallest=1)  # it counts moves, results, matches
 
 
 def _y_ticks(chart: Chart, plot: Frame) -> tuple[Tick, ...]:
     return chart.y_ticks or _nice_ticks(plot.y_range, chart.y_suffix)
+
+
+def _labelled(chart: Chart, plot: Frame) -> list[Reference]:
+    """The reference lines whose labels are drawn: from the top down, each that leaves a line's
+    height below the one drawn above it (on a tall axis, bounds a few pixels apart, such as the
+    PR bands under a novice's 125, would otherwise print over each other)."""
+    drawn: list[Reference] = []
+    for reference in sorted((each for each in chart.references if each.label), key=lambda each: plot.y(each.y)):
+        if not drawn or plot.y(reference.y) - plot.y(drawn[-1].y) >= _TEXT_SIZE:
+            drawn.append(reference)
+    return drawn
 
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -290,11 +302,12 @@ def chart_svg(chart: Chart) -> str:
     out.append(f'<text x="{(plot.left + plot.right) / 2:.1f}" y="{HEIGHT - 8}" font-size="{_TEXT_SIZE}" '
                f'text-anchor="middle" class="x-label" fill="{_hex(TONES["ink"])}">'
                f"{_text(_fit(chart.x_label, plot.right - plot.left, _TEXT_SIZE))}</text>")
+    labelled = _labelled(chart, plot)
     for reference in chart.references:
         y = plot.y(reference.y)
         out.append(f'<g class="reference"><line x1="{plot.left}" y1="{y:.1f}" x2="{plot.right}" y2="{y:.1f}" '
                    f'stroke="{_hex(TONES["muted"])}" stroke-dasharray="6 4"/>')
-        if reference.label:
+        if reference in labelled:
             out.append(f'<text x="{plot.right - 4}" y="{y - 4:.1f}" font-size="{_TEXT_SIZE}" text-anchor="end" '
                        f'fill="{_hex(TONES["muted"])}">{_text(_fit(reference.label, 200, _TEXT_SIZE))}</text>')
         out.append("</g>")
@@ -401,10 +414,11 @@ def chart_png(chart: Chart, width: int = WIDTH, height: int = HEIGHT) -> bytes:
         _write(image, (plot.x(tick.at), plot.bottom + 15), _fit(tick.label, slot, _TEXT_SIZE), ink, "ms")
     _write(image, ((plot.left + plot.right) / 2, height - 8), _fit(chart.x_label, plot.right - plot.left, _TEXT_SIZE),
            ink, "ms")
+    labelled = _labelled(chart, plot)
     for reference in chart.references:
         y = plot.y(reference.y)
         _rule(image, (plot.left, y), plot.right - plot.left, False, muted, (6, 4))
-        if reference.label:
+        if reference in labelled:
             _write(image, (plot.right - 4, y - 4), _fit(reference.label, 200, _TEXT_SIZE), muted, "rs")
     base = plot.y(max(plot.y_range[0], min(0.0, plot.y_range[1])))
     bar_width = (plot.right - plot.left) / max(len(chart.bars), 1) * 0.6

@@ -20,7 +20,7 @@ def review_chart(chances: WinningChances, number: int, names: tuple[str, str], l
     numbered 1 to 3 in red, the opponent's in orange with their initial in front."""
     words = _words(language)
     opponent = names[1 - chances.seat]
-    initial = opponent[:1].upper()
+    initial = _initial(opponent)
     markers = tuple(Marker(mark.number, str(words.chances_mark(mark.seat == chances.seat, initial, mark.rank)),
                            mark.chance, "bad" if mark.seat == chances.seat else "secondary")
                     for mark in chances.marks)
@@ -31,6 +31,14 @@ def review_chart(chances: WinningChances, number: int, names: tuple[str, str], l
         y_range=(0, 100), series=(Series(points),), markers=markers, references=(Reference(50),),
         description=str(words.chances_desc(number, first, last, opponent)),
         y_suffix=NO_BREAK + "%" if language == "de" else "%")
+
+
+def _initial(name: str) -> str:
+    """The opponent's letter on their rings: the name's first letter or digit (a name may begin
+    with a quote, a bracket or a space, which would read as a stray mark), one character even
+    where its capital is two (ß)."""
+    first = next((character for character in name if character.isalnum()), name[:1])
+    return first.upper()[:1]
 
 
 def chart_caption(chances: WinningChances, names: tuple[str, str], language: str) -> str:

@@ -173,3 +173,29 @@ def test_ticks_given_by_the_caller_replace_the_numbering() -> None:
 def test_the_same_chart_gives_the_same_svg_and_pixels() -> None:
     assert chart_svg(winning_chances()) == chart_svg(winning_chances())
     assert picture(winning_chances()).tobytes() == picture(winning_chances()).tobytes()
+
+
+@pytest.mark.parametrize("last", [1, 2, 3])
+def test_a_short_x_axis_counts_in_whole_numbers(last: int) -> None:
+    """The x axes count moves, rated results and matches: a rating list with one result, or a
+    game of two moves, is numbered 0, 1 (…), never 0, 0.2, 0.4 (nor 0.2 in German mails for 0,2)."""
+    chart = winning_chances(series=(Series(tuple((float(x), 50.0) for x in range(last + 1))),), markers=(),
+                            x_range=(0, last))
+    texts = [text.text or "" for text in parsed(chart).iter(f"{SVG}text")]
+    numbers = {label for label in texts if label.replace(".", "").isdigit()}
+    assert numbers == {str(x) for x in range(last + 1)}
+
+
+def test_labels_of_reference_lines_squeezed_together_never_overlap() -> None:
+    """A novice's PR of 125 stretches the PR chart's axis so far that the bands' bounds (2.5
+    apart) lie a few pixels from each other: a label that would overlap the one above it is
+    left out (its line stays), in both pictures; on the usual axis every label is drawn."""
+    bands = tuple(Reference(bound, f"band {bound}") for bound in (0.0, 2.5, 5.0, 7.5, 12.5, 17.5, 22.5))
+    for top, all_drawn in ((25.0, True), (130.0, False)):
+        chart = Chart(title="PR", x_label="match", y_label="PR", y_range=(0, top), references=bands,
+                      series=(Series(((1.0, 10.0),)),))
+        labels = [text for text in parsed(chart).iter(f"{SVG}text") if (text.text or "").startswith("band")]
+        heights = sorted(float(text.get("y", 0)) for text in labels)
+        assert (len(labels) == len(bands)) is all_drawn and labels
+        assert all(lower - upper >= 11 for upper, lower in zip(heights, heights[1:])), heights
+        assert len(parsed(chart).findall(f".//{SVG}g[@class='reference']")) == len(bands)

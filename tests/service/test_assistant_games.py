@@ -175,3 +175,20 @@ def test_an_unknown_level_is_answered_with_the_levels_and_starts_nothing(config,
     (answer,) = anna.write(line)
     assert expected in prose_of(answer)
     assert office.matches() == []
+
+
+@pytest.mark.parametrize(("language", "yes", "line", "expected"), [
+    ("en", "yes", "play assistant beginner", "Your note will be passed on to Assistant (beginner)."),
+    ("de", "ja", "gegen assistent anfänger", "Ihre Notiz wird an Assistent (Anfänger) weitergegeben."),
+])
+def test_a_note_to_the_assistant_names_it_as_every_mail_does(config, language, yes, line, expected) -> None:
+    """A signature the service cannot tell from a note (Outlook's plain "Mit freundlichen
+    Grüßen") is a note to the opponent: the answer names the Assistant in the reader's language
+    and with its level, as the rest of the mail does, not as "Assistant"."""
+    office = PostOffice(config, LoadedDice(seed=7))
+    anna = Player(office, "anna@example.org", "Anna")
+    if language == "de":
+        anna.write_confirmed("sprache de")
+    anna.write_confirmed(line, yes=yes)
+    anna.reply("Mit freundlichen Grüßen\nJürgen")
+    assert expected in prose_of(anna.last)

@@ -579,3 +579,41 @@ def test_my_page_shows_me_over_time_in_charts_with_their_figures(browser, long_s
                        ["Money sessions", "1", "0", "0"]]
     bars = browser.find_elements(By.CSS_SELECTOR, "#records-chart rect.bar")
     assert len(bars) == 10
+
+
+def test_a_long_name_without_a_break_keeps_the_pages_within_a_phones_width(browser, config) -> None:
+    """A display name of one long word (or a hostile one) in the title, the facts and the moves'
+    heading of the game's page, and in the title of one's own page, wraps instead of widening
+    the page past a phone's screen (the game's page was 873 px wide at 390)."""
+    from sqlmodel import Session, select
+
+    from pbem.store.game_records import Player as PlayerRow
+
+    office = PostOffice(config.model_copy(update={"web": WebConfig()}), LoadedDice(seed=1, script=[(3, 1)]))
+    anna, ben = Player(office, "anna@example.org", "Anna"), Player(office, "ben@example.org", "Ben")
+    match_id = invite_and_accept(office, anna, ben, "invite ben@example.org")
+    anna.reply("8/5 6/5")
+    ben.reply("$quit")
+    with Session(office.engine) as session:
+        row = session.exec(select(PlayerRow).where(PlayerRow.address == ben.address)).one()
+        row.name = '"<i>x</i>" Wolfeschlegelsteinhausenbergerdorffwelchevoralternwarengewissenhaft'
+        session.add(row)
+        anna_page = session.exec(select(PlayerRow).where(PlayerRow.address == anna.address)).one().page_token
+        session.commit()
+    served = ServedBoard(office)
+    try:
+        for path in (f"/g/{office.table(match_id).token(0)}", f"/p/{anna_page}"):
+            open_page(browser, served.url + path, PHONE, mobile=True)
+            assert "Wolfeschlegelsteinhausenbergerdorff" in browser.page_source
+            if path.startswith("/g/"):
+                widths = browser.execute_script(
+                    "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+                assert widths[0] <= widths[1], (path, widths)
+            else:  # the finished matches' table is wider than a phone anyway; the rest fits
+                beyond = browser.execute_script(
+                    "return [...document.querySelectorAll('h1, p, figure.chart, dl')]"
+                    ".filter(e => e.scrollWidth > e.clientWidth || e.getBoundingClientRect().right >"
+                    " document.documentElement.clientWidth).map(e => e.tagName)")
+                assert beyond == [], beyond
+    finally:
+        served.close()

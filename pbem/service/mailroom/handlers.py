@@ -22,6 +22,7 @@ from pbem.service.games import play
 from pbem.service.people import account, invitations
 from pbem.service.mailroom.senders import safe_note
 from pbem.service.table.conversation import Conversation
+from pbem.service.table.letters import seat_name
 from pbem.service.table.tables import Table
 from pbem.service.watching import watchers
 from pbem.store.game_records import MatchStatus, Seat
@@ -98,7 +99,8 @@ def _note(talk: Conversation, command: commands.Note, table: Table | None, seat:
     text = safe_note(command.text, talk.config.service.address, _tokens_of(talk))
     if table is not None and seat is not None and text:
         table.leave_note(1 - seat, text)
-        talk.say_template(Notice.NOTE_PASSED_ON, table, opponent=table.players[1 - seat].display_name)
+        talk.say_template(Notice.NOTE_PASSED_ON, table,
+                          opponent=seat_name(table, 1 - seat, talk.language(talk.sender)))
 
 
 @handles(commands.CommandError, scope=Scope.LINE)
