@@ -264,7 +264,7 @@ class MailPipeline:
             now = self.clock()
             hold_answers_until(session, now + OWN_ANSWER_LEASE)
             self.handler(session, raw, inbound)
-            inbound.processed_at = now
+            inbound.processed_at = self.clock()  # after the handler: received to processed is its time
             _fill_from_header(inbound, raw)
             _keep_record(session, inbound)
             queued = queued_mails(session)
