@@ -148,8 +148,9 @@ def back_to_before_0011(connection) -> str:
                         "players DROP COLUMN unsubscribe_token",
                         "outbound_mail DROP COLUMN bounce_tag", "matches DROP COLUMN tournament_id",
                         "matches DROP COLUMN tournament_round", "matches DROP COLUMN tournament_index",
-                        "matches DROP COLUMN ladder_id", "account_confirmations DROP COLUMN invited_by"):
-        connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0018 add
+                        "matches DROP COLUMN ladder_id", "account_confirmations DROP COLUMN invited_by",
+                        "matches DROP COLUMN assistant_level"):
+        connection.execute(text(f"ALTER TABLE {added_later}"))  # what 0012 (fewer mails) to 0018, and 0024, add
     for table in ("delivery_failures", "tournament_entries", "tournaments", "ladders", "watchers", "match_watch",
                   "rating_counts", "rating_history"):
         connection.execute(text(f"DROP TABLE {table}"))
